@@ -1,0 +1,3 @@
+from qtop.cli import main
+
+raise SystemExit(main())

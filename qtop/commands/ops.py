@@ -1,0 +1,17 @@
+"""qtop ops (placeholder until its implementation lands)."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "ops (not available yet)"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("args", nargs="*")
+
+
+def run(args: argparse.Namespace) -> int:
+    from qtop.commands._stub import not_available
+
+    raise not_available("ops", "in progress")

@@ -1,0 +1,217 @@
+"""Summaries of recorded sessions: what ``report`` and the headless modes print.
+
+A summary is built by folding a recording into the same ``SessionModel`` the
+live UI uses, so the numbers here are the numbers on screen.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from qtop.record.reader import open_recording
+from qtop.stats.model import SessionModel, split_key
+from qtop.stats.quantiles import RunningStats
+
+REPORT_QUANTILES = (0.5, 0.9, 0.95, 0.99, 0.999)
+
+
+@dataclass(frozen=True, slots=True)
+class LatencySummary:
+    """Latency of one phase of one variant, in milliseconds."""
+
+    count: int
+    mean_ms: float | None
+    stdev_ms: float | None
+    min_ms: float | None
+    max_ms: float | None
+    p50_ms: float | None
+    p90_ms: float | None
+    p95_ms: float | None
+    p99_ms: float | None
+    p999_ms: float | None
+    exact: bool
+
+    @classmethod
+    def from_stats(cls, stats: RunningStats) -> LatencySummary:
+        def ms(value: float) -> float | None:
+            return value * 1000 if stats.count and math.isfinite(value) else None
+
+        q = stats.quantiles(REPORT_QUANTILES)
+        return cls(
+            count=stats.count,
+            mean_ms=ms(stats.mean),
+            stdev_ms=ms(stats.stdev) if stats.count > 1 else None,
+            min_ms=ms(stats.minimum),
+            max_ms=ms(stats.maximum),
+            p50_ms=ms(q[0.5]),
+            p90_ms=ms(q[0.9]),
+            p95_ms=ms(q[0.95]),
+            p99_ms=ms(q[0.99]),
+            p999_ms=ms(q[0.999]),
+            exact=stats.is_exact,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class VariantSummary:
+    """One row of the results table: one variant of one recording."""
+
+    recording: str
+    variant: str
+    measured: LatencySummary
+    warmup: LatencySummary
+    failed: int
+    metrics: dict[str, float] = field(default_factory=dict)
+    peak_memory_mb: float | None = None
+    energy_per_inference_mj: float | None = None
+    energy_note: str = ""
+
+    @property
+    def config(self) -> str:
+        return f"{self.recording}:{self.variant}" if self.variant else self.recording
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelSummary:
+    id: str
+    kind: str
+    unit: str
+    last: float | None
+    minimum: float | None
+    maximum: float | None
+    unavailable: int
+
+
+@dataclass(frozen=True, slots=True)
+class RecordingSummary:
+    """Everything ``report`` says about one recording."""
+
+    path: str
+    profile: str
+    device: str
+    source: str
+    created: str
+    duration_s: float
+    end_reason: str
+    complete: bool
+    variants: tuple[VariantSummary, ...]
+    channels: tuple[ChannelSummary, ...]
+    samples: int
+    missed_ticks: int
+    disconnects: int
+    reconnects: int
+    gaps: int
+    gap_seconds: float
+    markers: tuple[tuple[float | None, str], ...]
+    warnings: tuple[str, ...]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for variant in data["variants"]:
+            variant["config"] = (
+                f"{variant['recording']}:{variant['variant']}"
+                if variant["variant"]
+                else variant["recording"]
+            )
+        return data
+
+
+def _variant_names(model: SessionModel) -> list[str]:
+    names = list(model.variants)
+    for key in [*model.iterations_done, *model.iterations_failed]:
+        _, variant = split_key(key)
+        if variant not in names:
+            names.append(variant)
+    return names or [""]
+
+
+def _peak_memory_mb(model: SessionModel) -> float | None:
+    peaks = [
+        model.channel_stats[c.id].maximum
+        for c in model.channels_of_kind("memory")
+        if c.id in model.channel_stats and model.channel_stats[c.id].maximum is not None
+    ]
+    return max(peaks) if peaks else None  # type: ignore[type-var]
+
+
+def summarize_model(
+    model: SessionModel, path: str, warnings: tuple[str, ...] = ()
+) -> RecordingSummary:
+    """A summary of whatever the model has seen so far."""
+    name = Path(path).stem if path else "session"
+    variants = []
+    for variant in _variant_names(model):
+        metric_means: dict[str, float] = {}
+        prefix = f"measure|{variant}|"
+        for key, stats in model.metrics.items():
+            if key.startswith(prefix) and stats.count:
+                metric_means[key[len(prefix) :]] = stats.quantile(0.5)
+        variants.append(
+            VariantSummary(
+                recording=name,
+                variant=variant,
+                measured=LatencySummary.from_stats(model.latency_stats("measure", variant)),
+                warmup=LatencySummary.from_stats(model.latency_stats("warmup", variant)),
+                failed=model.failed("measure", variant) + model.failed("warmup", variant),
+                metrics=metric_means,
+                peak_memory_mb=_peak_memory_mb(model),
+            )
+        )
+    channels = tuple(
+        ChannelSummary(
+            id=channel.id,
+            kind=channel.kind,
+            unit=channel.unit,
+            last=stats.last,
+            minimum=stats.minimum,
+            maximum=stats.maximum,
+            unavailable=stats.unavailable,
+        )
+        for channel in model.channels.values()
+        if (stats := model.channel_stats.get(channel.id)) is not None
+    )
+    header = model.header
+    profile = header.profile.get("name", "") if header else ""
+    device = ""
+    if header:
+        device = str(header.device.get("hostname") or header.device.get("host") or "")
+    return RecordingSummary(
+        path=path,
+        profile=str(profile),
+        device=device,
+        source=header.source if header else "",
+        created=header.created if header else "",
+        duration_s=model.duration_s,
+        end_reason=model.end.reason if model.end else "no end line (crashed or still running)",
+        complete=model.end is not None,
+        variants=tuple(variants),
+        channels=channels,
+        samples=model.sample_count,
+        missed_ticks=model.missed_ticks,
+        disconnects=model.link.disconnects,
+        reconnects=model.link.reconnects,
+        gaps=len(model.link.gaps),
+        gap_seconds=model.link.gap_seconds,
+        markers=tuple(
+            (
+                None if m.t is None or model.t_first is None else m.t - model.t_first,
+                f"{m.label}: {m.note}" if m.label and m.note else (m.label or m.note),
+            )
+            for m in model.markers
+        ),
+        warnings=warnings,
+    )
+
+
+def summarize_recording(path: str | Path) -> tuple[RecordingSummary, SessionModel]:
+    """Fold a recording into a fresh model and summarise it."""
+    recording = open_recording(path)
+    model = SessionModel()
+    for event in recording.events():
+        model.apply(event)
+    summary = summarize_model(model, str(path), tuple(recording.warnings()))
+    return summary, model

@@ -1,0 +1,138 @@
+"""Sources of events and the one loop that consumes them.
+
+A ``Source`` yields events: ``LiveSource`` from a device (qtop.live), a replay
+from a recording (qtop.record.replay). ``Session`` is the single consumer: it
+folds every event into the ``SessionModel``, tees it to the recorder, writes
+keyframes, and tells an observer (the UI, the headless progress line) that
+something changed. Nobody else reads a source, so live and replay share this
+code path and a recording holds exactly what the model saw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol, runtime_checkable
+
+from qtop.events import End, Event, Keyframe
+from qtop.record.writer import RecordingError, RecordingWriter, encode_line
+from qtop.stats.model import SessionModel
+
+KEYFRAME_MIN_INTERVAL_S = 30.0
+# A keyframe costs its own size; writing one only after this many times its
+# size in events keeps keyframes under a fifth of the file whatever its length.
+KEYFRAME_SPACING_RATIO = 4
+SYNC_INTERVAL_S = 0.25
+
+
+@runtime_checkable
+class Source(Protocol):
+    """Anything that yields the session's events in order."""
+
+    description: str
+
+    def events(self) -> AsyncIterator[Event]: ...
+
+    async def close(self) -> None: ...
+
+
+class Observer(Protocol):
+    def __call__(self, batch: Sequence[Event]) -> None: ...
+
+
+class Session:
+    """Feeds one source into the model and the recorder."""
+
+    def __init__(
+        self,
+        source: Source,
+        model: SessionModel | None = None,
+        recorder: RecordingWriter | None = None,
+    ) -> None:
+        self.source = source
+        self.model = model or SessionModel()
+        self.recorder = recorder
+        self.recording_error: RecordingError | None = None
+        self.recording_paused = False
+        self._last_keyframe_t: float | None = None
+        self._last_keyframe_size = 0
+        self._bytes_at_last_keyframe = 0
+
+    async def run(self, observer: Observer | None = None, batch_window_s: float = 0.05) -> None:
+        """Consume the source to its end, calling ``observer`` with batches of events.
+
+        Batching keeps a busy stream from waking the observer per event: events
+        that arrive within ``batch_window_s`` of each other are delivered together.
+        """
+        pending: list[Event] = []
+        last_delivery = time.monotonic()
+        sync_task = asyncio.create_task(self._sync_periodically()) if self.recorder else None
+        try:
+            async for event in self.source.events():
+                self.consume(event)
+                pending.append(event)
+                now = time.monotonic()
+                if observer is not None and now - last_delivery >= batch_window_s:
+                    observer(pending)
+                    pending = []
+                    last_delivery = now
+            if observer is not None and pending:
+                observer(pending)
+        finally:
+            if sync_task is not None:
+                sync_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await sync_task
+
+    def consume(self, event: Event) -> None:
+        """Apply one event to the model and the recording."""
+        self.model.apply(event)
+        if self.recorder is None or self.recorder.closed or self.recording_paused:
+            return
+        if isinstance(event, Keyframe):
+            return
+        try:
+            if isinstance(event, End):
+                self.recorder.close(event)
+                return
+            self.recorder.write(event)
+            self._maybe_keyframe()
+        except RecordingError as exc:
+            # The run on the device matters more than the file: keep the model
+            # going, stop writing, and let the front end say why.
+            self.recording_error = exc
+            with contextlib.suppress(RecordingError, OSError):
+                self.recorder.close()
+
+    def _maybe_keyframe(self) -> None:
+        assert self.recorder is not None
+        t = self.model.t_last
+        if t is None:
+            return
+        since = self._last_keyframe_t if self._last_keyframe_t is not None else self.model.t_first
+        if since is None or t - since < KEYFRAME_MIN_INTERVAL_S:
+            return
+        written_since = self.recorder.bytes_written - self._bytes_at_last_keyframe
+        if written_since < KEYFRAME_SPACING_RATIO * self._last_keyframe_size:
+            return
+        keyframe = Keyframe(t=t, state=self.model.snapshot())
+        self._last_keyframe_size = len(encode_line(keyframe))
+        self.recorder.write(keyframe)
+        self._last_keyframe_t = t
+        self._bytes_at_last_keyframe = self.recorder.bytes_written
+
+    async def _sync_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(SYNC_INTERVAL_S)
+            if self.recorder is not None and not self.recorder.closed:
+                try:
+                    self.recorder.sync_if_due()
+                except RecordingError as exc:
+                    self.recording_error = exc
+
+    def close_recording(self, end: End) -> None:
+        """Finish the recording with ``end`` unless the source already delivered one."""
+        if self.recorder is not None and not self.recorder.closed:
+            self.consume(end)

@@ -1,0 +1,411 @@
+"""SessionModel: the one reducer every consumer of the event stream uses.
+
+Live sessions, replays, ``--headless`` runs and ``report`` all fold events into
+this model with ``apply``, so they cannot disagree. Memory is bounded whatever
+the session length: running statistics and downsampled series instead of raw
+values (the raw values stay in the recording). ``snapshot`` and ``restore``
+turn the whole state into plain JSON and back exactly, which is what keyframes
+carry; applying a ``Keyframe`` event restores its state, so a replay that
+seeks is fed the keyframe and the events after it and nothing else changes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from qtop.events import ChannelInfo as ChannelInfoT
+from qtop.events import Channels as ChannelsEvent
+from qtop.events import (
+    End,
+    Event,
+    Header,
+    Iteration,
+    Keyframe,
+    Link,
+    Log,
+    Marker,
+    PhaseChange,
+    ProfileReport,
+    Sample,
+    event_from_dict,
+)
+from qtop.stats.quantiles import RunningStats
+from qtop.stats.series import Series
+
+LOG_LINES_KEPT = 1000
+MARKERS_KEPT = 1000
+FAILURES_KEPT = 50
+GAPS_KEPT = 200
+
+
+@dataclass(slots=True)
+class ChannelStats:
+    """Last, lowest and highest value of one channel, and how often it was missing."""
+
+    last: float | None = None
+    last_t: float | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    count: int = 0
+    unavailable: int = 0
+
+    def add(self, t: float | None, value: float | None) -> None:
+        if value is None:
+            self.unavailable += 1
+            return
+        self.count += 1
+        self.last, self.last_t = value, t
+        self.minimum = value if self.minimum is None else min(self.minimum, value)
+        self.maximum = value if self.maximum is None else max(self.maximum, value)
+
+    def to_list(self) -> list[Any]:
+        return [self.last, self.last_t, self.minimum, self.maximum, self.count, self.unavailable]
+
+    @classmethod
+    def from_list(cls, row: list[Any]) -> ChannelStats:
+        return cls(*row)
+
+
+@dataclass(slots=True)
+class PhaseState:
+    """Where the run is: phase, variant, and how far through the plan."""
+
+    phase: str = "idle"
+    variant: str = ""
+    planned_iterations: int | None = None
+    planned_duration_s: float | None = None
+    started_t: float | None = None
+    note: str = ""
+
+
+@dataclass(slots=True)
+class LinkState:
+    """The link as the event stream last described it."""
+
+    state: str = "connected"
+    detail: str = ""
+    disconnects: int = 0
+    reconnects: int = 0
+    gaps: list[tuple[float | None, float | None]] = field(default_factory=list)
+    gap_seconds: float = 0.0
+
+
+def _key(phase: str, variant: str) -> str:
+    return f"{phase}|{variant}"
+
+
+def split_key(key: str) -> tuple[str, str]:
+    phase, _, variant = key.partition("|")
+    return phase, variant
+
+
+class SessionModel:
+    """Everything the panes, the headless summary and ``report`` show, built from events."""
+
+    def __init__(self, series_capacity: int = 1024) -> None:
+        self.series_capacity = series_capacity
+        self.reset()
+        self._handlers: dict[type[Event], Callable[[Any], None]] = {
+            Header: self._apply_header,
+            ChannelsEvent: self._apply_channels,
+            Sample: self._apply_sample,
+            Iteration: self._apply_iteration,
+            PhaseChange: self._apply_phase,
+            ProfileReport: self._apply_profile_report,
+            Log: self._apply_log,
+            Marker: self._apply_marker,
+            Link: self._apply_link,
+            Keyframe: self._apply_keyframe,
+            End: self._apply_end,
+        }
+
+    def reset(self) -> None:
+        self.header: Header | None = None
+        self.channels: dict[str, ChannelInfoT] = {}
+        self.channel_stats: dict[str, ChannelStats] = {}
+        self.channel_series: dict[str, Series] = {}
+        self.latency: dict[str, RunningStats] = {}
+        self.latency_series: dict[str, Series] = {}
+        self.metrics: dict[str, RunningStats] = {}
+        self.iterations_done: dict[str, int] = {}
+        self.iterations_failed: dict[str, int] = {}
+        self.recent_failures: deque[Iteration] = deque(maxlen=FAILURES_KEPT)
+        self.last_iteration: Iteration | None = None
+        self.phase = PhaseState()
+        self.variants: list[str] = []
+        self.logs: deque[Log] = deque(maxlen=LOG_LINES_KEPT)
+        self.log_count = 0
+        self.markers: deque[Marker] = deque(maxlen=MARKERS_KEPT)
+        self.profile_reports: dict[str, ProfileReport] = {}
+        self.profile_report_count = 0
+        self.link = LinkState()
+        self.sample_count = 0
+        self.last_sample_seq: int | None = None
+        self.missed_ticks = 0
+        self.t_first: float | None = None
+        self.t_last: float | None = None
+        self.event_count = 0
+        self.end: End | None = None
+
+    # --- the reducer --------------------------------------------------------
+
+    def apply(self, event: Event) -> None:
+        handler = self._handlers.get(type(event))
+        if handler is None:
+            return
+        if not isinstance(event, Keyframe):
+            self.event_count += 1
+            if event.t is not None:
+                if self.t_first is None or event.t < self.t_first:
+                    self.t_first = event.t
+                if self.t_last is None or event.t > self.t_last:
+                    self.t_last = event.t
+        handler(event)
+
+    def _apply_header(self, event: Header) -> None:
+        self.header = event
+
+    def _apply_channels(self, event: ChannelsEvent) -> None:
+        for channel in event.channels:
+            self.channels[channel.id] = channel
+            self.channel_stats.setdefault(channel.id, ChannelStats())
+
+    def _apply_sample(self, event: Sample) -> None:
+        self.sample_count += 1
+        if self.last_sample_seq is not None and event.seq > self.last_sample_seq + 1:
+            self.missed_ticks += event.seq - self.last_sample_seq - 1
+        self.last_sample_seq = event.seq
+        for channel_id, value in event.values.items():
+            stats = self.channel_stats.get(channel_id)
+            if stats is None:
+                stats = self.channel_stats[channel_id] = ChannelStats()
+            stats.add(event.t, value)
+            if value is not None and event.t is not None:
+                series = self.channel_series.get(channel_id)
+                if series is None:
+                    series = self.channel_series[channel_id] = Series(self.series_capacity)
+                series.add(event.t, value)
+
+    def _apply_iteration(self, event: Iteration) -> None:
+        key = _key(event.phase, event.variant)
+        self.last_iteration = event
+        if event.variant not in self.variants:
+            self.variants.append(event.variant)
+        if event.exit_status != 0:
+            self.iterations_failed[key] = self.iterations_failed.get(key, 0) + 1
+            self.recent_failures.append(event)
+            return
+        self.iterations_done[key] = self.iterations_done.get(key, 0) + 1
+        stats = self.latency.get(key)
+        if stats is None:
+            stats = self.latency[key] = RunningStats()
+        stats.add(event.latency_s)
+        if event.phase == "measure":
+            series = self.latency_series.get(event.variant)
+            if series is None:
+                series = self.latency_series[event.variant] = Series(self.series_capacity)
+            series.add(event.end, event.latency_s)
+        for name, value in event.metrics.items():
+            metric_key = f"{key}|{name}"
+            metric = self.metrics.get(metric_key)
+            if metric is None:
+                metric = self.metrics[metric_key] = RunningStats()
+            metric.add(value)
+
+    def _apply_phase(self, event: PhaseChange) -> None:
+        self.phase = PhaseState(
+            phase=event.phase,
+            variant=event.variant,
+            planned_iterations=event.planned_iterations,
+            planned_duration_s=event.planned_duration_s,
+            started_t=event.t,
+            note=event.note,
+        )
+        if event.variant and event.variant not in self.variants:
+            self.variants.append(event.variant)
+
+    def _apply_profile_report(self, event: ProfileReport) -> None:
+        self.profile_report_count += 1
+        self.profile_reports[f"{event.source_kind}|{event.variant}"] = event
+
+    def _apply_log(self, event: Log) -> None:
+        self.log_count += 1
+        self.logs.append(event)
+
+    def _apply_marker(self, event: Marker) -> None:
+        self.markers.append(event)
+
+    def _apply_link(self, event: Link) -> None:
+        link = self.link
+        link.state, link.detail = event.state, event.detail
+        if event.state == "disconnected":
+            link.disconnects += 1
+        elif event.state == "reconnected":
+            link.reconnects += 1
+        elif event.state == "gap":
+            if len(link.gaps) < GAPS_KEPT:
+                link.gaps.append((event.gap_from, event.gap_to))
+            if event.gap_from is not None and event.gap_to is not None:
+                link.gap_seconds += max(0.0, event.gap_to - event.gap_from)
+
+    def _apply_keyframe(self, event: Keyframe) -> None:
+        self.restore(event.state)
+
+    def _apply_end(self, event: End) -> None:
+        self.end = event
+
+    # --- questions the panes and the report ask -----------------------------
+
+    def latency_stats(self, phase: str = "measure", variant: str | None = None) -> RunningStats:
+        """Latency of one phase of one variant (``None``: the current variant)."""
+        variant = self.phase.variant if variant is None else variant
+        return self.latency.get(_key(phase, variant)) or RunningStats()
+
+    def done(self, phase: str, variant: str | None = None) -> int:
+        variant = self.phase.variant if variant is None else variant
+        return self.iterations_done.get(_key(phase, variant), 0)
+
+    def failed(self, phase: str, variant: str | None = None) -> int:
+        variant = self.phase.variant if variant is None else variant
+        return self.iterations_failed.get(_key(phase, variant), 0)
+
+    def metric_stats(
+        self, name: str, phase: str = "measure", variant: str | None = None
+    ) -> RunningStats | None:
+        variant = self.phase.variant if variant is None else variant
+        return self.metrics.get(f"{_key(phase, variant)}|{name}")
+
+    def channels_of_kind(self, kind: str) -> list[ChannelInfoT]:
+        return [c for c in self.channels.values() if c.kind == kind]
+
+    def last_value(self, channel_id: str) -> float | None:
+        stats = self.channel_stats.get(channel_id)
+        return stats.last if stats else None
+
+    def hottest_zone(self, prefix: str = "") -> tuple[str, float] | None:
+        """The temperature channel with the highest last value, among ids containing prefix."""
+        best: tuple[str, float] | None = None
+        for channel in self.channels_of_kind("temperature"):
+            if prefix and prefix not in channel.id:
+                continue
+            value = self.last_value(channel.id)
+            if value is not None and (best is None or value > best[1]):
+                best = (channel.id, value)
+        return best
+
+    @property
+    def duration_s(self) -> float:
+        if self.t_first is None or self.t_last is None:
+            return 0.0
+        return self.t_last - self.t_first
+
+    # --- snapshots ----------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """The whole state as plain JSON types; ``restore`` turns it back exactly."""
+        return {
+            "series_capacity": self.series_capacity,
+            "header": self.header.to_dict() if self.header else None,
+            "channels": [_channel_dict(c) for c in self.channels.values()],
+            "channel_stats": {k: v.to_list() for k, v in self.channel_stats.items()},
+            "channel_series": {k: v.to_dict() for k, v in self.channel_series.items()},
+            "latency": {k: v.to_dict() for k, v in self.latency.items()},
+            "latency_series": {k: v.to_dict() for k, v in self.latency_series.items()},
+            "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
+            "iterations_done": dict(self.iterations_done),
+            "iterations_failed": dict(self.iterations_failed),
+            "recent_failures": [e.to_dict() for e in self.recent_failures],
+            "last_iteration": self.last_iteration.to_dict() if self.last_iteration else None,
+            "phase": [
+                self.phase.phase,
+                self.phase.variant,
+                self.phase.planned_iterations,
+                self.phase.planned_duration_s,
+                self.phase.started_t,
+                self.phase.note,
+            ],
+            "variants": list(self.variants),
+            "logs": [e.to_dict() for e in self.logs],
+            "log_count": self.log_count,
+            "markers": [e.to_dict() for e in self.markers],
+            "profile_reports": {k: v.to_dict() for k, v in self.profile_reports.items()},
+            "profile_report_count": self.profile_report_count,
+            "link": [
+                self.link.state,
+                self.link.detail,
+                self.link.disconnects,
+                self.link.reconnects,
+                [list(g) for g in self.link.gaps],
+                self.link.gap_seconds,
+            ],
+            "sample_count": self.sample_count,
+            "last_sample_seq": self.last_sample_seq,
+            "missed_ticks": self.missed_ticks,
+            "t_first": self.t_first,
+            "t_last": self.t_last,
+            "event_count": self.event_count,
+            "end": self.end.to_dict() if self.end else None,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Replace the whole state with a snapshot (an empty dict means a fresh model)."""
+        self.reset()
+        if not state:
+            return
+        self.series_capacity = int(state.get("series_capacity", self.series_capacity))
+        self.header = _event_or_none(state.get("header"))  # type: ignore[assignment]
+        self.channels = {c["id"]: _channel_from_dict(c) for c in state["channels"]}
+        self.channel_stats = {
+            k: ChannelStats.from_list(v) for k, v in state["channel_stats"].items()
+        }
+        self.channel_series = {k: Series.from_dict(v) for k, v in state["channel_series"].items()}
+        self.latency = {k: RunningStats.from_dict(v) for k, v in state["latency"].items()}
+        self.latency_series = {k: Series.from_dict(v) for k, v in state["latency_series"].items()}
+        self.metrics = {k: RunningStats.from_dict(v) for k, v in state["metrics"].items()}
+        self.iterations_done = {k: int(v) for k, v in state["iterations_done"].items()}
+        self.iterations_failed = {k: int(v) for k, v in state["iterations_failed"].items()}
+        self.recent_failures.extend(event_from_dict(e) for e in state["recent_failures"])  # type: ignore[misc]
+        self.last_iteration = _event_or_none(state.get("last_iteration"))  # type: ignore[assignment]
+        self.phase = PhaseState(*state["phase"])
+        self.variants = list(state["variants"])
+        self.logs.extend(event_from_dict(e) for e in state["logs"])  # type: ignore[misc]
+        self.log_count = int(state["log_count"])
+        self.markers.extend(event_from_dict(e) for e in state["markers"])  # type: ignore[misc]
+        self.profile_reports = {
+            k: event_from_dict(v)
+            for k, v in state["profile_reports"].items()  # type: ignore[misc]
+        }
+        self.profile_report_count = int(state["profile_report_count"])
+        state_name, detail, disconnects, reconnects, gaps, gap_seconds = state["link"]
+        self.link = LinkState(
+            state_name, detail, disconnects, reconnects, [tuple(g) for g in gaps], gap_seconds
+        )
+        self.sample_count = int(state["sample_count"])
+        self.last_sample_seq = state["last_sample_seq"]
+        self.missed_ticks = int(state["missed_ticks"])
+        self.t_first = state["t_first"]
+        self.t_last = state["t_last"]
+        self.event_count = int(state["event_count"])
+        self.end = _event_or_none(state.get("end"))  # type: ignore[assignment]
+
+
+def _event_or_none(data: dict[str, Any] | None) -> Event | None:
+    return event_from_dict(data) if data else None
+
+
+def _channel_dict(channel: ChannelInfoT) -> dict[str, Any]:
+    return ChannelsEvent(channels=(channel,)).to_dict()["channels"][0]
+
+
+def _channel_from_dict(data: dict[str, Any]) -> ChannelInfoT:
+    event = event_from_dict({"kind": "channels", "channels": [data]})
+    assert isinstance(event, ChannelsEvent)
+    return event.channels[0]
+
+
+def is_finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)

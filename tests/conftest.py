@@ -1,0 +1,24 @@
+"""Shared fixtures: small deterministic sessions and recordings."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from fixtures.sessions import simple_session_events
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    return FIXTURES
+
+
+@pytest.fixture
+def simple_events() -> list:
+    return simple_session_events()

@@ -1,0 +1,49 @@
+"""The headless core must never import Textual (design principle 2)."""
+
+import pkgutil
+import subprocess
+import sys
+
+import qtop
+
+HEADLESS_MODULES = sorted(
+    info.name
+    for info in pkgutil.walk_packages(qtop.__path__, "qtop.")
+    if not info.name.startswith("qtop.ui") and not info.name.endswith("__main__")
+)
+
+PROBE = """
+import importlib, sys
+failures = []
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+    leaked = sorted(m for m in sys.modules if m == "textual" or m.startswith("textual."))
+    if leaked:
+        failures.append(f"{name} imports {leaked[0]}")
+        break
+print("\\n".join(failures))
+"""
+
+
+def test_there_are_headless_modules_to_check():
+    assert "qtop.stats.model" in HEADLESS_MODULES
+    assert "qtop.cli" in HEADLESS_MODULES
+
+
+def test_no_module_outside_qtop_ui_imports_textual():
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, *HEADLESS_MODULES], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == ""
+
+
+def test_headless_commands_run_without_textual(fixtures_dir):
+    script = (
+        "import sys\n"
+        "from qtop.cli import main\n"
+        f"code = main(['report', {str(fixtures_dir / 'recordings' / 'simple.jsonl')!r}])\n"
+        "assert not any(m.startswith('textual') for m in sys.modules), 'textual imported'\n"
+        "raise SystemExit(code)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

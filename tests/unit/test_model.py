@@ -1,0 +1,91 @@
+import json
+
+import pytest
+from fixtures.sessions import CDSP, NSP
+
+from qtop.events import Keyframe, Link
+from qtop.stats.model import SessionModel
+
+
+def fold(events):
+    model = SessionModel()
+    for event in events:
+        model.apply(event)
+    return model
+
+
+def test_model_counts_and_percentiles_of_the_simple_session(simple_events):
+    model = fold(simple_events)
+    measured = model.latency_stats("measure", "")
+    assert measured.count == 100
+    assert measured.quantile(0.5) == pytest.approx(0.0595)
+    assert measured.quantile(0.95) == pytest.approx(0.10405)
+    assert model.latency_stats("warmup", "").count == 5
+    assert model.done("measure", "") == 100
+    assert model.phase.phase == "done"
+    assert model.end.reason == "completed"
+
+
+def test_channel_last_min_max(simple_events):
+    model = fold(simple_events)
+    nsp = model.channel_stats[NSP]
+    assert nsp.minimum == 40.0
+    assert nsp.maximum == pytest.approx(40.0 + 0.1 * (model.sample_count - 1))
+    assert model.channel_stats[CDSP].maximum == 1.0
+    assert model.hottest_zone("nsp")[0] == NSP
+    assert model.missed_ticks == 0
+
+
+def test_snapshot_restore_is_exact_at_every_point(simple_events):
+    live = SessionModel()
+    for index, event in enumerate(simple_events):
+        live.apply(event)
+        if index % 37 == 0:
+            restored = SessionModel()
+            restored.apply(Keyframe(state=json.loads(json.dumps(live.snapshot()))))
+            assert restored.snapshot() == live.snapshot()
+    # Continuing from a restored state gives the same model as never stopping.
+    middle = len(simple_events) // 2
+    first_half = fold(simple_events[:middle])
+    resumed = SessionModel()
+    resumed.restore(json.loads(json.dumps(first_half.snapshot())))
+    for event in simple_events[middle:]:
+        resumed.apply(event)
+    assert resumed.snapshot() == fold(simple_events).snapshot()
+
+
+def test_empty_keyframe_resets_the_model(simple_events):
+    model = fold(simple_events)
+    model.apply(Keyframe(state={}))
+    assert model.snapshot() == SessionModel().snapshot()
+
+
+def test_link_gaps_and_missed_ticks_are_counted():
+    from qtop.events import Sample
+
+    model = fold(
+        [
+            Sample(t=1.0, seq=0, values={}),
+            Link(t=1.1, state="disconnected"),
+            Link(t=3.0, state="reconnected"),
+            Link(t=3.0, state="gap", gap_from=1.2, gap_to=2.7),
+            Sample(t=3.1, seq=5, values={}),
+        ]
+    )
+    assert (model.link.disconnects, model.link.reconnects) == (1, 1)
+    assert model.link.gap_seconds == pytest.approx(1.5)
+    assert model.missed_ticks == 4
+
+
+def test_failed_iterations_do_not_enter_latency():
+    from qtop.events import Iteration
+
+    model = fold(
+        [
+            Iteration(t=1.0, latency_s=0.5, exit_status=0),
+            Iteration(t=2.0, latency_s=0.001, exit_status=1, error="fastrpc memory map failed"),
+        ]
+    )
+    assert model.latency_stats("measure", "").count == 1
+    assert model.failed("measure", "") == 1
+    assert model.recent_failures[-1].error == "fastrpc memory map failed"
