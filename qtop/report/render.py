@@ -1,4 +1,10 @@
-"""Render recording summaries as text, Markdown, JSON or CSV."""
+"""Render recording summaries as text, Markdown, JSON or CSV.
+
+The per-recording sections show the model's latency table (the same numbers as
+the live UI) followed by the analysis (validity, outliers, thermal decay,
+energy); the results table has one row per recording and variant, like the
+seed's: config, P50, P95, P99, energy per inference, peak memory, stability.
+"""
 
 from __future__ import annotations
 
@@ -6,46 +12,96 @@ import csv
 import io
 import json
 from collections.abc import Sequence
+from typing import Any
 
+from qtop.analysis.render import render_markdown, render_text, summary_row
 from qtop.report.summary import RecordingSummary, VariantSummary
 from qtop.report.table import fmt, markdown_table, text_table
 
 FORMATS = ("text", "markdown", "json", "csv")
 
 RESULT_HEADERS = (
-    "config", "n", "P50 ms", "P95 ms", "P99 ms", "mean ms", "failed", "peak mem MB",
-    "energy/inf mJ",
+    "config", "n", "valid", "P50 ms", "P95 ms", "P99 ms", "energy/inf mJ", "net mJ",
+    "peak mem MB", "stability", "onset s", "slowdown", "peak °C", "failed",
 )  # fmt: skip
 CSV_COLUMNS = (
-    "recording", "variant", "config", "measured", "failed", "p50_ms", "p90_ms", "p95_ms",
-    "p99_ms", "p999_ms", "mean_ms", "stdev_ms", "min_ms", "max_ms", "warmup", "warmup_mean_ms",
-    "peak_memory_mb", "energy_per_inference_mj", "duration_s", "end_reason",
+    "recording", "variant", "config", "measured", "failed", "valid", "p50_ms", "p90_ms",
+    "p95_ms", "p99_ms", "p999_ms", "mean_ms", "stdev_ms", "min_ms", "max_ms", "warmup",
+    "warmup_mean_ms", "peak_memory_mb", "energy_per_inference_mj",
+    "net_energy_per_inference_mj", "inferences_per_j", "mean_power_w", "stability",
+    "onset_s", "sustained_slowdown", "peak_temperature_c", "duration_s", "end_reason",
 )  # fmt: skip
 
 
-def _result_row(variant: VariantSummary) -> list[str]:
+def _analysis_figures(summary: RecordingSummary, variant: VariantSummary) -> dict[str, Any]:
+    """The analysis's summary row for one variant, or an empty dict without analysis."""
+    if summary.analysis is None:
+        return {}
+    found = summary.analysis.variant(variant.variant)
+    return summary_row("", found) if found is not None else {}
+
+
+def _percent(ratio: float | None, signed: bool = False) -> str:
+    if ratio is None:
+        return "—"
+    return f"{ratio:+.1%}" if signed else f"{ratio:.1%}"
+
+
+def _times_1000(value: float | None) -> float | None:
+    return None if value is None else value * 1000
+
+
+def _result_row(summary: RecordingSummary, variant: VariantSummary) -> list[str]:
     m = variant.measured
+    a = _analysis_figures(summary, variant)
+    valid = a.get("valid")
     return [
         variant.config,
         str(m.count),
+        "—" if valid is None else ("yes" if valid else "NO"),
         fmt(m.p50_ms, 3),
         fmt(m.p95_ms, 3),
         fmt(m.p99_ms, 3),
-        fmt(m.mean_ms, 3),
-        str(variant.failed),
+        fmt(_times_1000(a.get("energy_per_inference_j")), 2),
+        fmt(_times_1000(a.get("net_energy_per_inference_j")), 2),
         fmt(variant.peak_memory_mb, 1),
-        fmt(variant.energy_per_inference_mj, 2),
+        _percent(a.get("stability")),
+        fmt(a.get("onset_s"), 1),
+        _percent(a.get("sustained_slowdown"), signed=True),
+        fmt(a.get("peak_temperature_c"), 1),
+        str(variant.failed),
     ]
 
 
 def results_rows(summaries: Sequence[RecordingSummary]) -> list[list[str]]:
-    return [_result_row(v) for s in summaries for v in s.variants]
+    return [_result_row(s, v) for s in summaries for v in s.variants]
 
 
 def _duration(seconds: float) -> str:
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _latency_lines(variant: VariantSummary) -> list[str]:
+    m, w = variant.measured, variant.warmup
+    title = f"  latency{f' ({variant.variant})' if variant.variant else ''}"
+    lines = [
+        f"{title}: {m.count} measured, {w.count} warm-up, {variant.failed} failed"
+        + ("" if m.exact or m.count == 0 else " (percentiles within ±0.1%)")
+    ]
+    if m.count:
+        values = (m.p50_ms, m.p90_ms, m.p95_ms, m.p99_ms, m.p999_ms, m.mean_ms, m.stdev_ms,
+                  m.min_ms, m.max_ms)  # fmt: skip
+        table = text_table(
+            ("P50", "P90", "P95", "P99", "P99.9", "mean", "stdev", "min", "max"),
+            [[fmt(v, 3) for v in values]],
+            indent="    ",
+        )
+        lines.append(table + "   (ms)")
+    for name, value in sorted(variant.metrics.items()):
+        lines.append(f"    {name}: {fmt(value, 3)} (median)")
+    return lines
 
 
 def _recording_text(summary: RecordingSummary) -> str:
@@ -55,41 +111,11 @@ def _recording_text(summary: RecordingSummary) -> str:
         f"{summary.source or 'unknown source'} · {_duration(summary.duration_s)} · "
         f"{summary.end_reason}"
     )
-    for warning in summary.warnings:
-        lines.append(f"  warning: {warning}")
+    lines.extend(f"  warning: {warning}" for warning in summary.warnings)
     for variant in summary.variants:
-        title = f"  latency{f' ({variant.variant})' if variant.variant else ''}"
-        m, w = variant.measured, variant.warmup
-        lines.append(
-            f"{title}: {m.count} measured, {w.count} warm-up, {variant.failed} failed"
-            + ("" if m.exact or m.count == 0 else " (percentiles ±0.1%)")
-        )
-        if m.count:
-            lines.append(
-                text_table(
-                    ("P50", "P90", "P95", "P99", "P99.9", "mean", "stdev", "min", "max"),
-                    [
-                        [
-                            fmt(v, 3)
-                            for v in (
-                                m.p50_ms,
-                                m.p90_ms,
-                                m.p95_ms,
-                                m.p99_ms,
-                                m.p999_ms,
-                                m.mean_ms,
-                                m.stdev_ms,
-                                m.min_ms,
-                                m.max_ms,
-                            )
-                        ]
-                    ],
-                    indent="    ",
-                )
-                + "   (ms)"
-            )
-        for name, value in sorted(variant.metrics.items()):
-            lines.append(f"    {name}: {fmt(value, 3)} (median)")
+        lines.extend(_latency_lines(variant))
+    if summary.analysis is not None:
+        lines.append(render_text(summary.analysis, indent="  "))
     if summary.channels:
         rows = [
             [c.id, c.unit, fmt(c.last), fmt(c.minimum), fmt(c.maximum),
@@ -117,8 +143,9 @@ def render(summaries: Sequence[RecordingSummary], fmt_name: str) -> str:
     if fmt_name == "markdown":
         parts = [markdown_table(RESULT_HEADERS, results_rows(summaries))]
         for summary in summaries:
-            for warning in summary.warnings:
-                parts.append(f"> warning: {warning}")
+            parts.extend(f"> warning: {warning}" for warning in summary.warnings)
+            if summary.analysis is not None:
+                parts.append(f"### {summary.path}\n\n{render_markdown(summary.analysis, 4)}")
         return "\n\n".join(parts)
     sections = [_recording_text(s) for s in summaries]
     if len(summaries) > 1 or any(len(s.variants) > 1 for s in summaries):
@@ -133,28 +160,17 @@ def _render_csv(summaries: Sequence[RecordingSummary]) -> str:
     for summary in summaries:
         for v in summary.variants:
             m = v.measured
+            a = _analysis_figures(summary, v)
             writer.writerow(
                 [
-                    v.recording,
-                    v.variant,
-                    v.config,
-                    m.count,
-                    v.failed,
-                    m.p50_ms,
-                    m.p90_ms,
-                    m.p95_ms,
-                    m.p99_ms,
-                    m.p999_ms,
-                    m.mean_ms,
-                    m.stdev_ms,
-                    m.min_ms,
-                    m.max_ms,
-                    v.warmup.count,
-                    v.warmup.mean_ms,
-                    v.peak_memory_mb,
-                    v.energy_per_inference_mj,
-                    round(summary.duration_s, 3),
-                    summary.end_reason,
+                    v.recording, v.variant, v.config, m.count, v.failed, a.get("valid"),
+                    m.p50_ms, m.p90_ms, m.p95_ms, m.p99_ms, m.p999_ms, m.mean_ms, m.stdev_ms,
+                    m.min_ms, m.max_ms, v.warmup.count, v.warmup.mean_ms, v.peak_memory_mb,
+                    _times_1000(a.get("energy_per_inference_j")),
+                    _times_1000(a.get("net_energy_per_inference_j")),
+                    a.get("inferences_per_j"), a.get("mean_power_w"), a.get("stability"),
+                    a.get("onset_s"), a.get("sustained_slowdown"), a.get("peak_temperature_c"),
+                    round(summary.duration_s, 3), summary.end_reason,
                 ]
-            )
+            )  # fmt: skip
     return buffer.getvalue().rstrip("\n")

@@ -7,10 +7,11 @@ live UI uses, so the numbers here are the numbers on screen.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from qtop.analysis.session import SessionAnalysis, analyze
 from qtop.record.reader import open_recording
 from qtop.stats.model import SessionModel, split_key
 from qtop.stats.quantiles import RunningStats
@@ -66,8 +67,6 @@ class VariantSummary:
     failed: int
     metrics: dict[str, float] = field(default_factory=dict)
     peak_memory_mb: float | None = None
-    energy_per_inference_mj: float | None = None
-    energy_note: str = ""
 
     @property
     def config(self) -> str:
@@ -107,10 +106,12 @@ class RecordingSummary:
     gap_seconds: float
     markers: tuple[tuple[float | None, str], ...]
     warnings: tuple[str, ...]
-    extra: dict[str, Any] = field(default_factory=dict)
+    analysis: SessionAnalysis | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        analysis = self.analysis
+        data = asdict(replace(self, analysis=None))
+        data["analysis"] = analysis.to_dict() if analysis is not None else None
         for variant in data["variants"]:
             variant["config"] = (
                 f"{variant['recording']}:{variant['variant']}"
@@ -139,7 +140,10 @@ def _peak_memory_mb(model: SessionModel) -> float | None:
 
 
 def summarize_model(
-    model: SessionModel, path: str, warnings: tuple[str, ...] = ()
+    model: SessionModel,
+    path: str,
+    warnings: tuple[str, ...] = (),
+    analysis: SessionAnalysis | None = None,
 ) -> RecordingSummary:
     """A summary of whatever the model has seen so far."""
     name = Path(path).stem if path else "session"
@@ -204,14 +208,17 @@ def summarize_model(
             for m in model.markers
         ),
         warnings=warnings,
+        analysis=analysis,
     )
 
 
 def summarize_recording(path: str | Path) -> tuple[RecordingSummary, SessionModel]:
-    """Fold a recording into a fresh model and summarise it."""
+    """Fold a recording into a fresh model, analyse its events, and summarise both."""
     recording = open_recording(path)
+    events = list(recording.events())
     model = SessionModel()
-    for event in recording.events():
+    for event in events:
         model.apply(event)
-    summary = summarize_model(model, str(path), tuple(recording.warnings()))
+    analysis = analyze(events)
+    summary = summarize_model(model, str(path), tuple(recording.warnings()), analysis)
     return summary, model

@@ -45,8 +45,9 @@ def test_several_recordings_give_one_row_per_variant(recordings, capsys):
 def test_markdown_table(recordings, capsys):
     assert main(["report", str(recordings / "variants.jsonl"), "--format", "markdown"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("| config | n | P50 ms | P95 ms |")
-    assert out[3] == "| variants:w8a16 | 100 | 71.400 | 124.860 | 129.612 | 71.400 | 0 | — | — |"
+    assert out[0].startswith("| config | n | valid | P50 ms | P95 ms | P99 ms | energy/inf mJ |")
+    assert out[3].startswith("| variants:w8a16 | 100 | yes | 71.400 | 124.860 | 129.612 | — |")
+    assert "no power telemetry" in "\n".join(out)
 
 
 def test_report_of_a_crashed_recording_says_so(recordings, tmp_path, capsys):

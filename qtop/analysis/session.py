@@ -1,0 +1,392 @@
+"""``analyze(events)``: every figure of a session, as a pure function of its events.
+
+The same events give the same ``SessionAnalysis`` whether they come from a
+live session, a replay or a recording on disk, so ``report``, ``compare`` and
+the live view cannot disagree. ``SessionAnalysis.to_dict()`` is plain JSON.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from qtop.analysis.energy import (
+    NO_POWER,
+    EnergyAnalysis,
+    PowerTrace,
+    analyze_energy,
+    build_power_trace,
+    no_power,
+    select_power_source,
+)
+from qtop.analysis.latency import (
+    LatencyStats,
+    MetricStats,
+    Outliers,
+    Validity,
+    check_validity,
+    find_outliers,
+    latency_stats,
+    metric_stats,
+    outlier_hints,
+)
+from qtop.analysis.plain import to_plain
+from qtop.analysis.series import ChannelSeries
+from qtop.analysis.thermal import ThermalAnalysis, analyze_thermal
+from qtop.analysis.timeline import TimelineRow, timeline
+from qtop.errors import UsageError
+from qtop.events import (
+    ChannelInfo,
+    Channels,
+    Event,
+    Header,
+    Iteration,
+    Log,
+    PhaseChange,
+    Sample,
+)
+
+DEFAULT_WINDOW_S = 10.0
+DEFAULT_HOLD_S = 10.0
+DEFAULT_THETA = 0.05
+DEFAULT_STABILITY_WINDOW_S = 30.0
+DEFAULT_STABILITY_PASS = 0.97
+DEFAULT_MIN_ITERATIONS = 30
+DEFAULT_MIN_DURATION_S = 0.0
+TIMER_OVERHEAD_PREFIX = "timer_overhead_s="
+# Above this share of the median latency the timer's own cost is worth a warning.
+TIMER_OVERHEAD_NOTICE = 0.01
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisParameters:
+    """The knobs of the analysis, recorded with its results."""
+
+    window_s: float = DEFAULT_WINDOW_S
+    hold_s: float = DEFAULT_HOLD_S
+    theta: float = DEFAULT_THETA
+    stability_window_s: float = DEFAULT_STABILITY_WINDOW_S
+    stability_pass: float = DEFAULT_STABILITY_PASS
+    min_iterations: int = DEFAULT_MIN_ITERATIONS
+    min_duration_s: float = DEFAULT_MIN_DURATION_S
+    power_source: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VariantAnalysis:
+    """Everything about one variant of the run (``""`` when the run has no variants)."""
+
+    name: str
+    measured: LatencyStats
+    warmup: LatencyStats | None
+    metrics: tuple[MetricStats, ...]
+    validity: Validity
+    outliers: Outliers
+    thermal: ThermalAnalysis | None
+    energy: EnergyAnalysis
+    timeline: tuple[TimelineRow, ...]
+    hints: tuple[str, ...]
+    t_start: float | None
+    t_end: float | None
+    latencies_s: tuple[float, ...] = field(
+        default=(), repr=False, compare=False, metadata={"export": False}
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SessionAnalysis:
+    """The analysis of one session: per-variant results plus what applies to all."""
+
+    session_id: str
+    profile_name: str
+    source: str
+    timer_overhead_s: float | None
+    power_source: str | None
+    variants: tuple[VariantAnalysis, ...]
+    notes: tuple[str, ...]
+    parameters: AnalysisParameters
+
+    def variant(self, name: str) -> VariantAnalysis | None:
+        return next((v for v in self.variants if v.name == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types only (NaN and infinities become null)."""
+        return to_plain(self)
+
+
+@dataclass(slots=True)
+class _Collected:
+    """The parts of the event stream the analysis reads, gathered in one pass."""
+
+    header: Header | None = None
+    channels: dict[str, ChannelInfo] = field(default_factory=dict)
+    series: dict[str, ChannelSeries] = field(default_factory=dict)
+    iterations: list[Iteration] = field(default_factory=list)
+    phases: list[PhaseChange] = field(default_factory=list)
+    timer_overhead_s: float | None = None
+    t_last: float | None = None
+
+
+def _collect(events: Iterable[Event]) -> _Collected:
+    data = _Collected()
+    series = data.series
+    for event in events:
+        if event.t is not None and (data.t_last is None or event.t > data.t_last):
+            data.t_last = event.t
+        if isinstance(event, Sample):
+            t = event.t
+            if t is None:
+                continue
+            for channel_id, value in event.values.items():
+                if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+                    continue
+                target = series.get(channel_id)
+                if target is None:
+                    target = series[channel_id] = ChannelSeries()
+                target.times.append(t)
+                target.values.append(float(value))
+        elif isinstance(event, Iteration):
+            data.iterations.append(event)
+        elif isinstance(event, PhaseChange):
+            data.phases.append(event)
+        elif isinstance(event, Channels):
+            for channel in event.channels:
+                data.channels[channel.id] = channel
+        elif isinstance(event, Log):
+            overhead = _timer_overhead(event)
+            if overhead is not None:
+                data.timer_overhead_s = overhead
+        elif isinstance(event, Header):
+            data.header = event
+    for target in series.values():
+        if any(b < a for a, b in itertools.pairwise(target.times)):
+            pairs = sorted(zip(target.times, target.values, strict=True))
+            target.times = [t for t, _ in pairs]
+            target.values = [v for _, v in pairs]
+    return data
+
+
+def _timer_overhead(event: Log) -> float | None:
+    if event.stream != "agent" or not event.text.startswith(TIMER_OVERHEAD_PREFIX):
+        return None
+    try:
+        value = float(event.text[len(TIMER_OVERHEAD_PREFIX) :].split()[0])
+    except (ValueError, IndexError):
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+def _midpoint(iteration: Iteration) -> float:
+    if iteration.end > iteration.start:
+        return (iteration.start + iteration.end) / 2
+    return iteration.t if iteration.t is not None else iteration.end
+
+
+def _profile_run(header: Header | None) -> Mapping[str, Any]:
+    run = header.profile.get("run") if header else None
+    return run if isinstance(run, Mapping) else {}
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _baseline_span(
+    phases: list[PhaseChange], before: float, t_last: float | None
+) -> tuple[float, float] | None:
+    """The last idle-power baseline phase that started before ``before``."""
+    timed = sorted((p.t, p.phase) for p in phases if p.t is not None)
+    span = None
+    for i, (start, name) in enumerate(timed):
+        if name != "baseline" or start >= before:
+            continue
+        end = timed[i + 1][0] if i + 1 < len(timed) else t_last
+        if end is not None and end > start:
+            span = (start, min(end, before))
+    return span
+
+
+def _check_parameters(
+    window_s: float, hold_s: float, theta: float, stability_window_s: float, stability_pass: float
+) -> None:
+    checks = (
+        ("window_s", window_s, window_s > 0, "a positive number of seconds, e.g. 10"),
+        ("hold_s", hold_s, hold_s >= 0, "zero or more seconds, e.g. 10"),
+        ("theta", theta, theta > 0, "a positive fraction, e.g. 0.05 for 5%"),
+        ("stability_window_s", stability_window_s, stability_window_s > 0, "e.g. 30"),
+        ("stability_pass", stability_pass, 0 < stability_pass <= 1, "a fraction, e.g. 0.97"),
+    )
+    for name, value, ok, fix in checks:
+        if not ok:
+            raise UsageError(f"analysis {name}={value!r} is not usable", fix)
+
+
+def analyze(
+    events: Iterable[Event],
+    *,
+    window_s: float = DEFAULT_WINDOW_S,
+    hold_s: float = DEFAULT_HOLD_S,
+    theta: float = DEFAULT_THETA,
+    stability_window_s: float = DEFAULT_STABILITY_WINDOW_S,
+    stability_pass: float = DEFAULT_STABILITY_PASS,
+    min_iterations: int | None = None,
+    min_duration_s: float | None = None,
+    power_source: str | None = None,
+) -> SessionAnalysis:
+    """Analyse a session's events (the header may be among them).
+
+    ``min_iterations`` and ``min_duration_s`` default to the recorded profile's
+    ``run.min_iterations`` / ``run.min_duration_s``, else 30 and 0.
+    ``power_source`` picks a channel group such as ``meter/ina226``.
+    """
+    _check_parameters(window_s, hold_s, theta, stability_window_s, stability_pass)
+    data = _collect(events)
+    run = _profile_run(data.header)
+    if min_iterations is None:
+        recorded = _number(run.get("min_iterations"))
+        min_iterations = int(recorded) if recorded is not None else DEFAULT_MIN_ITERATIONS
+    if min_duration_s is None:
+        recorded = _number(run.get("min_duration_s"))
+        min_duration_s = recorded if recorded is not None else DEFAULT_MIN_DURATION_S
+    parameters = AnalysisParameters(
+        window_s=window_s,
+        hold_s=hold_s,
+        theta=theta,
+        stability_window_s=stability_window_s,
+        stability_pass=stability_pass,
+        min_iterations=min_iterations,
+        min_duration_s=min_duration_s,
+        power_source=power_source,
+    )
+    device = data.header.device if data.header else {}
+    timer_overhead = data.timer_overhead_s
+    if timer_overhead is None:
+        timer_overhead = _number(device.get("timer_overhead_s"))
+    source, source_notes = select_power_source(data.channels, data.series, power_source)
+    trace = build_power_trace(source, data.channels, data.series) if source else None
+    notes = list(source_notes)
+    if source is None:
+        notes.append(NO_POWER)
+    profile_warmup = _number(run.get("warmup"))
+    variants = [
+        _analyze_variant(name, data, parameters, trace, timer_overhead, profile_warmup)
+        for name in dict.fromkeys(it.variant for it in data.iterations)
+    ]
+    header = data.header
+    profile_name = header.profile.get("name", "") if header else ""
+    return SessionAnalysis(
+        session_id=header.session_id if header else "",
+        profile_name=profile_name if isinstance(profile_name, str) else "",
+        source=header.source if header else "",
+        timer_overhead_s=timer_overhead,
+        power_source=source.describe() if source else None,
+        variants=tuple(variants),
+        notes=tuple(notes),
+        parameters=parameters,
+    )
+
+
+def _analyze_variant(
+    name: str,
+    data: _Collected,
+    parameters: AnalysisParameters,
+    trace: PowerTrace | None,
+    timer_overhead: float | None,
+    profile_warmup: float | None,
+) -> VariantAnalysis:
+    own = [it for it in data.iterations if it.variant == name]
+    measured = [it for it in own if it.phase != "warmup"]
+    warmup = [it for it in own if it.phase == "warmup"]
+    ok = sorted((it for it in measured if it.exit_status == 0), key=_midpoint)
+    times = [_midpoint(it) for it in ok]
+    latencies = [it.latency_s for it in ok]
+    t_start = min((it.start for it in measured), default=None)
+    t_end = max((it.end for it in measured), default=None)
+    span = t_end - t_start if t_start is not None and t_end is not None else 0.0
+    ordered = sorted(ok, key=lambda it: (it.start, it.index))
+    outliers = find_outliers([it.latency_s for it in ordered], [it.index for it in ordered])
+    hints = outlier_hints(
+        outliers,
+        len(ok),
+        len(warmup) if warmup else (int(profile_warmup) if profile_warmup is not None else None),
+    )
+    stats = latency_stats(latencies, len(measured) - len(ok), span)
+    if timer_overhead and stats.p50_s and timer_overhead > TIMER_OVERHEAD_NOTICE * stats.p50_s:
+        hints.append(
+            f"the device timer's own overhead ({timer_overhead * 1e3:.3g} ms) is "
+            f"{timer_overhead / stats.p50_s:.1%} of the P50; the latencies include it"
+        )
+    if stats.failed:
+        hints.append(f"{stats.failed} measured iteration(s) failed and are not in the statistics")
+    thermal = None
+    if t_start is not None and t_end is not None and times:
+        thermal = analyze_thermal(
+            times,
+            latencies,
+            t_start=t_start,
+            t_end=t_end,
+            series=data.series,
+            channels=data.channels,
+            window_s=parameters.window_s,
+            hold_s=parameters.hold_s,
+            theta=parameters.theta,
+            stability_window_s=parameters.stability_window_s,
+            stability_pass=parameters.stability_pass,
+        )
+    if trace is None or t_start is None or t_end is None:
+        energy = no_power(span, len(ok))
+    else:
+        status_id = trace.source.status_channel
+        energy = analyze_energy(
+            trace,
+            data.series.get(status_id) if status_id else None,
+            t_start,
+            t_end,
+            times,
+            _baseline_span(data.phases, t_start, data.t_last),
+        )
+    rows: tuple[TimelineRow, ...] = ()
+    if t_start is not None and t_end is not None:
+        hottest = thermal.hottest_channel if thermal else None
+        cooling = [
+            data.series[c.id]
+            for c in data.channels.values()
+            if c.kind == "cooling" and c.id in data.series
+        ]
+        rows = timeline(
+            times,
+            latencies,
+            t_start,
+            t_end,
+            parameters.stability_window_s,
+            data.series.get(hottest) if hottest else None,
+            cooling,
+            trace,
+        )
+    return VariantAnalysis(
+        name=name,
+        measured=stats,
+        warmup=latency_stats(
+            [it.latency_s for it in warmup if it.exit_status == 0],
+            sum(1 for it in warmup if it.exit_status != 0),
+        )
+        if warmup
+        else None,
+        metrics=metric_stats([it.metrics for it in ok]),
+        validity=check_validity(
+            len(ok), span, parameters.min_iterations, parameters.min_duration_s
+        ),
+        outliers=outliers,
+        thermal=thermal,
+        energy=energy,
+        timeline=rows,
+        hints=tuple(hints),
+        t_start=t_start,
+        t_end=t_end,
+        latencies_s=tuple(it.latency_s for it in ordered),
+    )

@@ -1,0 +1,464 @@
+"""Thermal decay of one measured run: onset, exponential fit, stability.
+
+Every function takes the measured iterations as two parallel sequences, the
+iteration times (the midpoint of each iteration, device seconds, ascending)
+and their latencies, so the same code serves a live session, a replay and a
+report. ``docs/analysis.md`` gives each definition with its formula.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from qtop.analysis.numeric import golden_section_minimum, median
+from qtop.analysis.series import ChannelSeries
+from qtop.events import ChannelInfo
+
+FIT_MAX_POINTS = 200
+FIT_GRID_POINTS = 60
+# Beyond a few run lengths an exponential is indistinguishable from a straight
+# line over the data, so larger time constants cannot be told apart.
+FIT_MAX_TAU_SPANS = 5.0
+FEW_PER_WINDOW = 5
+EVIDENCE_KEPT = 20
+
+
+@dataclass(frozen=True, slots=True)
+class DecayFit:
+    """L(t) = Linf - (Linf - L0) * exp(-(t - t_onset) / tau), fitted from the onset on."""
+
+    tau_s: float
+    l0_s: float
+    linf_s: float
+    rmse_s: float
+    r_squared: float | None
+    points: int
+    converged: bool
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class Stability:
+    """3DMark-style stability: worst window throughput over best window throughput."""
+
+    window_s: float
+    windows: int
+    best_per_s: float
+    worst_per_s: float
+    ratio: float
+    pass_ratio: float
+    passed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ThermalEvent:
+    """A cooling device stepping up, or a zone crossing one of its trip points."""
+
+    t: float
+    channel: str
+    kind: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThermalAnalysis:
+    """Throttling onset, slowdown, decay fit, stability, and what corroborates them."""
+
+    window_s: float
+    hold_s: float
+    theta: float
+    baseline_p50_s: float | None
+    threshold_s: float | None
+    onset_t: float | None
+    onset_offset_s: float | None
+    final_p50_s: float | None
+    worst_p50_s: float | None
+    sustained_slowdown: float | None
+    peak_slowdown: float | None
+    time_to_90pct_s: float | None
+    fit: DecayFit | None
+    stability: Stability | None
+    evidence: tuple[ThermalEvent, ...]
+    corroborated: bool | None
+    corroboration: ThermalEvent | None
+    hottest_channel: str | None
+    peak_temperature_c: float | None
+    temperature_at_onset_c: float | None
+    notes: tuple[str, ...]
+
+
+def rolling_median(times: Sequence[float], values: Sequence[float], window_s: float) -> list[float]:
+    """Median of the values whose time lies within window_s / 2 of each point's time.
+
+    A centred window puts a step in latency at the step's own time instead of
+    half a window later; near both ends the window is cut short by the data.
+    """
+    half = window_s / 2
+    window: list[float] = []
+    out: list[float] = []
+    lo = hi = 0
+    count = len(times)
+    for t in times:
+        while hi < count and times[hi] <= t + half:
+            bisect.insort(window, values[hi])
+            hi += 1
+        while times[lo] < t - half:
+            del window[bisect.bisect_left(window, values[lo])]
+            lo += 1
+        size = len(window)
+        middle = size // 2
+        if size % 2:
+            out.append(window[middle])
+        else:
+            low, high = window[middle - 1], window[middle]
+            out.append(low + (high - low) * 0.5)
+    return out
+
+
+def find_onset(
+    times: Sequence[float], rolling: Sequence[float], threshold: float, hold_s: float
+) -> int | None:
+    """Index of the first point from which the rolling median stays above threshold for hold_s."""
+    run_start: int | None = None
+    for i, value in enumerate(rolling):
+        if value > threshold:
+            if run_start is None:
+                run_start = i
+            if times[i] - times[run_start] >= hold_s:
+                return run_start
+        else:
+            run_start = None
+    return None
+
+
+def _fit_points(
+    times: Sequence[float], values: Sequence[float], t_onset: float, max_points: int
+) -> tuple[list[float], list[float], list[float]]:
+    """(x = t - t_onset, y, weight); medians of equal-time bins when there are many points."""
+    start = bisect.bisect_left(times, t_onset)
+    xs = [t - t_onset for t in times[start:]]
+    ys = list(values[start:])
+    if len(xs) <= max_points or xs[-1] <= 0:
+        return xs, ys, [1.0] * len(xs)
+    width = xs[-1] / max_points
+    bins: dict[int, tuple[list[float], list[float]]] = {}
+    for x, y in zip(xs, ys, strict=True):
+        slot = bins.setdefault(min(int(x / width), max_points - 1), ([], []))
+        slot[0].append(x)
+        slot[1].append(y)
+    bx, by, bw = [], [], []
+    for slot_x, slot_y in (bins[key] for key in sorted(bins)):
+        bx.append(math.fsum(slot_x) / len(slot_x))
+        by.append(median(slot_y))
+        bw.append(float(len(slot_x)))
+    return bx, by, bw
+
+
+def _least_squares(
+    xs: Sequence[float], ys: Sequence[float], ws: Sequence[float], tau: float
+) -> tuple[float, float, float]:
+    """Closed-form weighted fit of y = c0 + c1 * exp(-x / tau): (sse, c0, c1)."""
+    sw = se = see = sy = sey = 0.0
+    decays = [math.exp(-x / tau) for x in xs]
+    for e, y, w in zip(decays, ys, ws, strict=True):
+        sw += w
+        se += w * e
+        see += w * e * e
+        sy += w * y
+        sey += w * e * y
+    determinant = sw * see - se * se
+    if determinant <= 1e-12 * sw * see:
+        c0, c1 = sy / sw, 0.0
+    else:
+        c1 = (sw * sey - se * sy) / determinant
+        c0 = (sy - c1 * se) / sw
+    sse = math.fsum(w * (y - c0 - c1 * e) ** 2 for e, y, w in zip(decays, ys, ws, strict=True))
+    return sse, c0, c1
+
+
+def fit_decay(
+    times: Sequence[float],
+    values: Sequence[float],
+    t_onset: float,
+    max_points: int = FIT_MAX_POINTS,
+) -> DecayFit | None:
+    """Fit the exponential approach to Linf from the onset on.
+
+    For a fixed tau the model is linear in Linf and L0, solved in closed form;
+    tau itself is found by a log-spaced grid search refined by golden-section
+    search on the residual sum of squares. With many points the fit runs on
+    the medians of equal-time bins (weighted by their counts), which keeps it
+    fast and makes single outliers harmless.
+    """
+    xs, ys, ws = _fit_points(times, values, t_onset, max_points)
+    if len(xs) < 6 or xs[-1] <= 0:
+        return None
+    span = xs[-1]
+    positive_steps = [b - a for a, b in itertools.pairwise(xs) if b > a]
+    tau_low = max(min(positive_steps) if positive_steps else span / 1000, span / 1000)
+    tau_high = FIT_MAX_TAU_SPANS * span
+    ratio = (tau_high / tau_low) ** (1 / (FIT_GRID_POINTS - 1))
+    grid = [tau_low * ratio**k for k in range(FIT_GRID_POINTS)]
+    errors = [_least_squares(xs, ys, ws, tau)[0] for tau in grid]
+    best = min(range(len(grid)), key=errors.__getitem__)
+    low, high = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
+    log_tau = golden_section_minimum(
+        lambda u: _least_squares(xs, ys, ws, math.exp(u))[0], math.log(low), math.log(high), 50
+    )
+    tau = math.exp(log_tau)
+    sse, c0, c1 = _least_squares(xs, ys, ws, tau)
+    total_weight = math.fsum(ws)
+    y_mean = math.fsum(w * y for y, w in zip(ys, ws, strict=True)) / total_weight
+    sst = math.fsum(w * (y - y_mean) ** 2 for y, w in zip(ys, ws, strict=True))
+    converged = 0 < best < len(grid) - 1
+    note = ""
+    if best == len(grid) - 1:
+        note = (
+            f"latency was still rising when the run ended: tau is longer than "
+            f"{tau_high:.0f} s can show; run longer to see the plateau"
+        )
+    elif best == 0:
+        note = "latency stepped up and stayed: no gradual decay to fit"
+    return DecayFit(
+        tau_s=tau,
+        l0_s=c0 + c1,
+        linf_s=c0,
+        rmse_s=math.sqrt(sse / total_weight),
+        r_squared=1 - sse / sst if sst > 0 else None,
+        points=len(xs),
+        converged=converged,
+        note=note,
+    )
+
+
+def stability(
+    times: Sequence[float],
+    latencies: Sequence[float],
+    t_start: float,
+    t_end: float,
+    window_s: float,
+    pass_ratio: float,
+) -> Stability | None:
+    """Worst over best window throughput; None with fewer than two full windows.
+
+    A window's throughput is its iterations divided by the time spent in them
+    (n / sum of latencies), so pacing and gaps between runs do not hide a
+    slowdown. Iterations belong to the window holding their midpoint.
+    """
+    if window_s <= 0:
+        return None
+    count = int((t_end - t_start) / window_s + 1e-9)
+    rates = []
+    for k in range(count):
+        lo = bisect.bisect_left(times, t_start + k * window_s)
+        hi = bisect.bisect_left(times, t_start + (k + 1) * window_s)
+        busy = math.fsum(latencies[lo:hi])
+        if hi > lo and busy > 0:
+            rates.append((hi - lo) / busy)
+    if len(rates) < 2:
+        return None
+    best, worst = max(rates), min(rates)
+    ratio = worst / best
+    return Stability(
+        window_s=window_s,
+        windows=len(rates),
+        best_per_s=best,
+        worst_per_s=worst,
+        ratio=ratio,
+        pass_ratio=pass_ratio,
+        passed=ratio >= pass_ratio,
+    )
+
+
+def cooling_steps(
+    series: Mapping[str, ChannelSeries],
+    channels: Mapping[str, ChannelInfo],
+    t_from: float,
+    t_to: float,
+) -> list[ThermalEvent]:
+    """Every rise of a cooling device's state between t_from and t_to."""
+    events = []
+    for channel in channels.values():
+        data = series.get(channel.id)
+        if channel.kind != "cooling" or data is None:
+            continue
+        lo, hi = data.index_range(t_from, t_to)
+        previous = data.values[lo - 1] if lo > 0 else None
+        for i in range(lo, hi):
+            value = data.values[i]
+            if previous is not None and value > previous:
+                limit = f"/{channel.max_state}" if channel.max_state is not None else ""
+                events.append(
+                    ThermalEvent(
+                        t=data.times[i],
+                        channel=channel.id,
+                        kind="cooling_step",
+                        detail=f"{channel.id} stepped {previous:g} -> {value:g}{limit}",
+                    )
+                )
+            previous = value
+    return events
+
+
+def trip_crossings(
+    series: Mapping[str, ChannelSeries],
+    channels: Mapping[str, ChannelInfo],
+    t_from: float,
+    t_to: float,
+) -> list[ThermalEvent]:
+    """The first upward crossing of each trip point between t_from and t_to."""
+    events = []
+    for channel in channels.values():
+        data = series.get(channel.id)
+        if channel.kind != "temperature" or data is None or not channel.trips:
+            continue
+        lo, hi = data.index_range(t_from, t_to)
+        for trip in channel.trips:
+            previous = data.values[lo - 1] if lo > 0 else None
+            for i in range(lo, hi):
+                value = data.values[i]
+                if previous is not None and previous < trip.temp_c <= value:
+                    events.append(
+                        ThermalEvent(
+                            t=data.times[i],
+                            channel=channel.id,
+                            kind="trip_crossing",
+                            detail=f"{channel.id} crossed its {trip.type} trip "
+                            f"{trip.temp_c:g} C ({value:g} C)",
+                        )
+                    )
+                    break
+                previous = value
+    return events
+
+
+def _hottest(
+    series: Mapping[str, ChannelSeries],
+    channels: Mapping[str, ChannelInfo],
+    t_from: float,
+    t_to: float,
+) -> tuple[str, float] | None:
+    best: tuple[str, float] | None = None
+    for channel in channels.values():
+        data = series.get(channel.id)
+        if channel.kind != "temperature" or data is None:
+            continue
+        peak = data.max_between(t_from, t_to)
+        if peak is not None and (best is None or peak > best[1]):
+            best = (channel.id, peak)
+    return best
+
+
+def analyze_thermal(
+    times: Sequence[float],
+    latencies: Sequence[float],
+    *,
+    t_start: float,
+    t_end: float,
+    series: Mapping[str, ChannelSeries],
+    channels: Mapping[str, ChannelInfo],
+    window_s: float,
+    hold_s: float,
+    theta: float,
+    stability_window_s: float,
+    stability_pass: float,
+) -> ThermalAnalysis:
+    """All thermal figures of one measured run (times: iteration midpoints, ascending)."""
+    notes: list[str] = []
+    baseline = final = worst = threshold = None
+    onset_index: int | None = None
+    detection_ran = False
+    rolling: list[float] = []
+    if times:
+        early = bisect.bisect_left(times, t_start + window_s)
+        baseline = median(latencies[: max(early, 1)])
+        threshold = baseline * (1 + theta)
+        late = bisect.bisect_left(times, t_end - window_s)
+        final = median(latencies[min(late, len(latencies) - 1) :])
+        rolling = rolling_median(times, latencies, window_s)
+        inner = [
+            value
+            for t, value in zip(times, rolling, strict=True)
+            if t_start + window_s / 2 <= t <= t_end - window_s / 2
+        ]
+        worst = max(inner or rolling)
+        if t_end - t_start >= window_s + hold_s:
+            onset_index = find_onset(times, rolling, threshold, hold_s)
+            detection_ran = True
+        else:
+            notes.append(
+                f"measured for {t_end - t_start:.0f} s, shorter than window + hold "
+                f"({window_s:g} s + {hold_s:g} s): no onset detection"
+            )
+        per_window = len(times) * window_s / max(t_end - t_start, window_s)
+        if per_window < FEW_PER_WINDOW:
+            notes.append(
+                f"the {window_s:g} s window holds only about {per_window:.1f} iterations: "
+                "rolling medians are noisy; use a longer window"
+            )
+    onset_t = times[onset_index] if onset_index is not None else None
+    fit = fit_decay(times, latencies, onset_t) if onset_t is not None else None
+    if fit is not None and fit.note:
+        notes.append(fit.note)
+    time_to_90 = None
+    if baseline is not None and final is not None and final - baseline > theta * baseline:
+        target = baseline + 0.9 * (final - baseline)
+        first = onset_index or 0
+        for i in range(first, len(rolling)):
+            if rolling[i] >= target:
+                time_to_90 = times[i] - t_start
+                break
+    evidence = sorted(
+        cooling_steps(series, channels, t_start - window_s, t_end)
+        + trip_crossings(series, channels, t_start - window_s, t_end),
+        key=lambda event: event.t,
+    )[:EVIDENCE_KEPT]
+    corroborated = corroboration = None
+    if onset_t is not None:
+        corroboration = next(
+            (e for e in evidence if onset_t - window_s - hold_s <= e.t <= onset_t + window_s),
+            None,
+        )
+        corroborated = corroboration is not None
+        if not corroborated:
+            notes.append(
+                "no cooling device stepped and no trip point was crossed near the onset: "
+                "the slowdown may have another cause (a vendor thermal daemon that "
+                "cur_state does not show, DVFS, other load on the device)"
+            )
+    elif evidence and detection_ran:
+        notes.append(
+            f"{evidence[0].detail} at +{evidence[0].t - t_start:.0f} s, but the rolling P50 "
+            f"stayed within {theta:.0%} of the baseline"
+        )
+    hottest = _hottest(series, channels, t_start, t_end)
+    temperature_at_onset = None
+    if hottest is not None and onset_t is not None:
+        temperature_at_onset = series[hottest[0]].value_at(onset_t)
+    return ThermalAnalysis(
+        window_s=window_s,
+        hold_s=hold_s,
+        theta=theta,
+        baseline_p50_s=baseline,
+        threshold_s=threshold,
+        onset_t=onset_t,
+        onset_offset_s=onset_t - t_start if onset_t is not None else None,
+        final_p50_s=final,
+        worst_p50_s=worst,
+        sustained_slowdown=final / baseline - 1 if baseline and final is not None else None,
+        peak_slowdown=worst / baseline - 1 if baseline and worst is not None else None,
+        time_to_90pct_s=time_to_90,
+        fit=fit,
+        stability=stability(times, latencies, t_start, t_end, stability_window_s, stability_pass),
+        evidence=tuple(evidence),
+        corroborated=corroborated,
+        corroboration=corroboration,
+        hottest_channel=hottest[0] if hottest else None,
+        peak_temperature_c=hottest[1] if hottest else None,
+        temperature_at_onset_c=temperature_at_onset,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,1 @@
+"""Recordings turned into files other tools read: CSV tables and Perfetto traces."""
