@@ -1,0 +1,1 @@
+"""The profiler result model (``model``) and the wait breakdown over executes (``aggregate``)."""
