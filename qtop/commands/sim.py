@@ -1,17 +1,111 @@
-"""qtop sim (placeholder until its implementation lands)."""
+"""qtop sim: run the simulated board as an SSH server in the foreground."""
 
 from __future__ import annotations
 
 import argparse
 
-HELP = "sim (not available yet)"
+HELP = "run the simulated IQ-9075 board as an SSH server on loopback (foreground)"
+DESCRIPTION = """\
+Run the simulated board: an SSH server on 127.0.0.1 only, with its own host key
+and a client key written into the state directory, a simulated sysfs tree
+refreshed by a thermal model, and simulated qnn-net-run, qnn-profile-viewer and
+genie-t2t-run. Prints one ssh command line for the plain OpenSSH client and the
+equivalent profile snippet, then runs until Ctrl-C.
+
+profiles/sim-evk.yaml and profiles/sim-glasses.yaml work against the defaults
+(port 2222, state in ~/.local/state/qtop/sim; --variant glasses for the latter).
+
+examples:
+  qtop sim
+  qtop sim --variant glasses --time-scale 20
+  qtop sim --port 2300 --state-dir /tmp/qtop-sim
+"""
+DEFAULT_PORT = 2222
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("args", nargs="*")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"TCP port on loopback (default {DEFAULT_PORT}; 0 picks a free one)",
+    )
+    parser.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        help="keys, known_hosts, sysfs tree and ground truth (default ~/.local/state/qtop/sim)",
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="bind address: 127.0.0.1, ::1 or localhost only"
+    )
+    parser.add_argument(
+        "--variant",
+        choices=("evk", "glasses"),
+        default="evk",
+        help="evk: IQ-9075 EVK, no battery; glasses: with a battery (default evk)",
+    )
+    parser.add_argument(
+        "--time-scale",
+        type=float,
+        default=1.0,
+        metavar="FACTOR",
+        help="compress thermal time by FACTOR (latency is not scaled)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed for latencies and sensor noise")
 
 
 def run(args: argparse.Namespace) -> int:
-    from qtop.commands._stub import not_available
+    import asyncio
 
-    raise not_available("sim", "in progress")
+    from qtop.errors import UsageError
+
+    if not 0 <= args.port < 65536:
+        raise UsageError(f"--port {args.port} is not a TCP port", "use 1-65535, or 0 for any")
+    if not args.time_scale > 0:
+        raise UsageError(f"--time-scale must be > 0, got {args.time_scale}", "use e.g. 1 or 20")
+    return asyncio.run(_serve(args))
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    import asyncio
+    import signal
+    import sys
+    from pathlib import Path
+
+    from qtop.sim import default_state_dir, start_sim
+    from qtop.sim.keys import known_hosts_line
+
+    state_dir = Path(args.state_dir).expanduser() if args.state_dir else default_state_dir()
+    async with start_sim(
+        state_dir,
+        variant=args.variant,
+        port=args.port,
+        time_scale=args.time_scale,
+        seed=args.seed,
+        host=args.host,
+    ) as sim:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        host_line = known_hosts_line(sim.server.keys.host_key, sim.host, sim.port)
+        print(
+            f"qtop sim: simulated board ({args.variant}) listening on {sim.host}:{sim.port}\n"
+            f"state directory: {sim.state_dir}\n"
+            f"user: {sim.username}\n"
+            f"host key: {host_line}\n"
+            f"time scale: {args.time_scale:g}, seed: {args.seed}\n"
+            "\nconnect with:\n"
+            f"{sim.ssh_command()}\n"
+            "\nprofile snippet:\n"
+            f"{sim.profile_snippet()}"
+            "\nCtrl-C stops the board and every process started on it.",
+            flush=True,
+        )
+        await stop.wait()
+        stats = sim.stats()
+        sys.stdout.write(
+            f"qtop sim: stopping (physics loop used {stats['physics_cpu_percent']:.2f}% "
+            "of one core)\n"
+        )
+    return 0

@@ -1,0 +1,216 @@
+"""The simulated board's knobs: zones, thermal constants, latency, battery, Genie.
+
+Everything is a frozen dataclass so a test can build a variant with
+``dataclasses.replace`` and get exactly the numbers it asserts on. The
+defaults describe an IQ-9075 EVK ("lemans") and a pair of Snapdragon glasses
+well enough to look real; none of them were measured on hardware (see
+docs/assumptions.md, "Simulated board").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from qtop.errors import UsageError
+
+VARIANTS = ("evk", "glasses")
+LATENCY_DISTRIBUTIONS = ("lognormal", "normal", "fixed")
+
+
+@dataclass(frozen=True, slots=True)
+class ZoneSpec:
+    """One thermal zone: how hard each heat source pushes it and how fast it follows.
+
+    The steady-state temperature is ``ambient + idle_rise + npu_rise * npu_power
+    + cpu_rise * cpu_load``; the zone approaches it with time constant ``tau_s``
+    (thermal seconds, before ``time_scale``).
+    """
+
+    name: str
+    idle_rise_c: float
+    npu_rise_c: float
+    cpu_rise_c: float
+    tau_s: float
+    refresh_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class ThermalConfig:
+    """Ambient, trip points and the cdsp cooling device (a step_wise governor)."""
+
+    ambient_c: float = 35.0
+    passive_trip_c: float = 105.0
+    second_trip_c: float = 115.0
+    critical_trip_c: float = 125.0
+    hysteresis_c: float = 5.0
+    polling_s: float = 1.0
+    cdsp_max_state: int = 12
+    # Each cdsp step lowers the NSP clock; latency is multiplied by
+    # 1 + latency_per_state * state and NSP power scales with the clock squared.
+    latency_per_state: float = 0.08
+    sensor_noise_mc: int = 150
+    sensor_resolution_mc: int = 100
+
+
+@dataclass(frozen=True, slots=True)
+class LatencyConfig:
+    """Per-inference latency: a seeded distribution around each model's median."""
+
+    distribution: str = "lognormal"
+    sigma: float = 0.03
+    median_scale: float = 1.0
+    # Extra microseconds on the first executes of every process (HVX/HMX power-on,
+    # VTCM acquire), so warm-up is visible as on a real board.
+    warmup_extra_us: tuple[float, ...] = (450.0, 60.0)
+    init_ms: float = 18.0
+    deinit_ms: float = 2.6
+    # How much per-op scheduler wait grows per cdsp step (fraction of the cool value).
+    wait_growth_per_state: float = 0.15
+
+
+@dataclass(frozen=True, slots=True)
+class BatteryConfig:
+    """A small battery discharging through a fuel gauge that refreshes slowly."""
+
+    capacity_mah: float = 300.0
+    start_percent: float = 87.0
+    idle_ma: float = 140.0
+    npu_ma: float = 420.0
+    cpu_ma: float = 90.0
+    full_volts: float = 4.35
+    empty_volts: float = 3.45
+    internal_resistance_ohm: float = 0.18
+    refresh_s: float = 1.0
+    noise_ua: int = 3000
+
+
+@dataclass(frozen=True, slots=True)
+class GenieConfig:
+    """genie-t2t-run: load time, prefill and decode rates before throttling."""
+
+    init_ms: float = 400.0
+    prefill_tokens_per_s: float = 48.05
+    decode_tokens_per_s: float = 20.62
+    generated_tokens: int = 8
+    free_ms: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class CpufreqPolicy:
+    name: str
+    idle_khz: int
+    busy_khz: int
+    max_khz: int
+
+
+@dataclass(frozen=True, slots=True)
+class SimConfig:
+    """Everything the simulated board does, for one variant."""
+
+    variant: str = "evk"
+    zones: tuple[ZoneSpec, ...] = ()
+    thermal: ThermalConfig = field(default_factory=ThermalConfig)
+    latency: LatencyConfig = field(default_factory=LatencyConfig)
+    battery: BatteryConfig | None = None
+    genie: GenieConfig = field(default_factory=GenieConfig)
+    cpufreq: tuple[CpufreqPolicy, ...] = ()
+    physics_tick_s: float = 0.05
+    # cpufreq is re-read "instantly" on a real board; the sim rewrites it every tick.
+    cpufreq_refresh_s: float = 0.05
+
+    def validate(self) -> SimConfig:
+        if self.variant not in VARIANTS:
+            raise UsageError(
+                f"unknown simulated board variant {self.variant!r}",
+                f"use one of: {', '.join(VARIANTS)}",
+            )
+        if self.latency.distribution not in LATENCY_DISTRIBUTIONS:
+            raise UsageError(
+                f"unknown latency distribution {self.latency.distribution!r}",
+                f"use one of: {', '.join(LATENCY_DISTRIBUTIONS)}",
+            )
+        if not self.zones or not any(zone.name.startswith("nsp") for zone in self.zones):
+            raise UsageError("the simulated board needs at least one nsp-* thermal zone")
+        if self.physics_tick_s <= 0 or any(zone.tau_s <= 0 for zone in self.zones):
+            raise UsageError("physics_tick_s and every zone's tau_s must be > 0")
+        return self
+
+
+# The NSP zones follow the workload fastest; CPU and the rest mostly see
+# coupled heat. Refresh periods differ so qtop's refresh-rate estimate can be tested.
+_FAST_S = 0.1
+_SLOW_S = 0.25
+
+
+def lemans_zones(nsp_rise_c: float, nsp_tau_s: float) -> tuple[ZoneSpec, ...]:
+    """The IQ-9075 ("lemans") zones in device-tree order, named as upstream kernels do."""
+    zones = [ZoneSpec("aoss-0-thermal", 6.0, 0.10 * nsp_rise_c, 2.0, 4 * nsp_tau_s, _SLOW_S)]
+    for cluster in (0, 1):
+        for core in range(4):
+            zones.append(
+                ZoneSpec(
+                    f"cpu-{cluster}-{core}-0-thermal",
+                    8.0 + core * 0.4,
+                    0.18 * nsp_rise_c,
+                    14.0 if cluster == 0 else 9.0,
+                    2 * nsp_tau_s,
+                    _FAST_S,
+                )
+            )
+    for index in range(2):
+        zones.append(
+            ZoneSpec(f"gpuss-{index}-thermal", 5.0, 0.12 * nsp_rise_c, 3.0, 3 * nsp_tau_s, _SLOW_S)
+        )
+    for nsp in (0, 1):
+        for sensor in range(3):
+            share = (1.0, 0.96, 0.92)[sensor] if nsp == 0 else 0.25 - 0.02 * sensor
+            zones.append(
+                ZoneSpec(
+                    f"nsp-{nsp}-{sensor}-0-thermal",
+                    7.0 + sensor * 0.3,
+                    share * nsp_rise_c,
+                    1.0,
+                    nsp_tau_s if nsp == 0 else 2 * nsp_tau_s,
+                    _FAST_S,
+                )
+            )
+    zones.append(ZoneSpec("ddrss-0-thermal", 5.0, 0.15 * nsp_rise_c, 4.0, 3 * nsp_tau_s, _SLOW_S))
+    return tuple(zones)
+
+
+_LEMANS_CPUFREQ = (
+    CpufreqPolicy("policy0", 1171200, 2361600, 2361600),
+    CpufreqPolicy("policy4", 1171200, 2361600, 2361600),
+)
+
+
+def default_config(variant: str = "evk") -> SimConfig:
+    """The built-in configuration of a variant (``evk``: no battery; ``glasses``: battery)."""
+    if variant == "evk":
+        return SimConfig(
+            variant="evk",
+            zones=lemans_zones(nsp_rise_c=100.0, nsp_tau_s=90.0),
+            thermal=ThermalConfig(ambient_c=35.0),
+            cpufreq=_LEMANS_CPUFREQ,
+        ).validate()
+    if variant == "glasses":
+        return SimConfig(
+            variant="glasses",
+            zones=lemans_zones(nsp_rise_c=85.0, nsp_tau_s=40.0),
+            thermal=ThermalConfig(ambient_c=30.0, passive_trip_c=95.0, second_trip_c=105.0),
+            battery=BatteryConfig(),
+            cpufreq=(CpufreqPolicy("policy0", 691200, 1804800, 1804800),),
+        ).validate()
+    return SimConfig(variant=variant).validate()
+
+
+def resolve_config(variant: str | None, config: SimConfig | None) -> SimConfig:
+    """The configuration to use: ``config`` if given (its variant must agree), else a default."""
+    if config is None:
+        return default_config(variant or "evk")
+    if variant is not None and variant != config.variant:
+        raise UsageError(
+            f"variant {variant!r} disagrees with the given config's variant {config.variant!r}",
+            "pass only one of them, or build the config from default_config(variant)",
+        )
+    return config.validate()

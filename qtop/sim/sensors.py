@@ -1,0 +1,210 @@
+"""The physics loop: steps the thermal model and refreshes sysfs at each sensor's period.
+
+:meth:`SensorLoop.tick` does one tick for a given time and is what tests
+drive with a fake clock; :class:`SensorThread` calls it on an absolute
+schedule in a background thread and accounts its own CPU time, because the
+loop runs next to the benchmarks it serves.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from qtop.sim.config import SimConfig
+from qtop.sim.npu import NpuArbiter
+from qtop.sim.physics import ThermalModel
+from qtop.sim.sysfs import SysfsPaths, build_tree, write_atomic
+
+# Share of a core a running tool process keeps busy on the host CPUs.
+_CPU_LOAD_PER_TOOL = 0.3
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What a simulated tool needs from physics at one instant."""
+
+    latency_multiplier: float
+    cdsp_state: int
+    nsp_temp_c: float
+
+
+def sensor_millidegrees(
+    temp_c: float, rng: random.Random, previous: int | None, noise_mc: int, resolution_mc: int
+) -> int:
+    """A tsens-like reading: noisy, quantised, and always different from the previous one.
+
+    Forcing a change at every refresh keeps the refresh period observable even
+    at a steady temperature, which qtop's refresh-rate estimate relies on.
+    """
+    raw = temp_c * 1000.0 + rng.gauss(0.0, noise_mc)
+    value = round(raw / resolution_mc) * resolution_mc
+    if value == previous:
+        value += resolution_mc if raw >= value else -resolution_mc
+    return value
+
+
+def _periods_elapsed(elapsed: float, period: float) -> int:
+    return int(elapsed / period + 1e-9)
+
+
+class SensorLoop:
+    """One board's model plus the schedule on which each sysfs file is rewritten."""
+
+    def __init__(
+        self,
+        config: SimConfig,
+        sysfs_root: Path,
+        npu: NpuArbiter,
+        seed: int,
+        time_scale: float,
+        start: float,
+    ) -> None:
+        self.config = config
+        self.model = ThermalModel(config)
+        self.npu = npu
+        self.time_scale = time_scale
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self._last_mc: list[int | None] = [None] * len(config.zones)
+        initial = [self._reading(i) for i in range(len(config.zones))]
+        self.paths: SysfsPaths = build_tree(sysfs_root, config, initial)
+        self._last_time = start
+        self._start = start
+        # Refreshes are counted, not accumulated, so float error never shifts a period.
+        self._zone_refreshes = [0] * len(config.zones)
+        self._battery_refreshes = -1
+        self._next_cpufreq = start
+        self._written_cdsp = 0
+        self._written_freqs: list[int] = [p.idle_khz for p in config.cpufreq]
+        self.writes = 0
+        # The fuel gauge files exist from the start, as on a real board.
+        self._refresh_battery(start)
+
+    def _reading(self, index: int) -> int:
+        thermal = self.config.thermal
+        value = sensor_millidegrees(
+            self.model.temps_c[index],
+            self._rng,
+            self._last_mc[index],
+            thermal.sensor_noise_mc,
+            thermal.sensor_resolution_mc,
+        )
+        self._last_mc[index] = value
+        return value
+
+    def snapshot(self) -> Snapshot:
+        with self._lock:
+            return Snapshot(
+                latency_multiplier=self.model.latency_multiplier(),
+                cdsp_state=self.model.cdsp_state,
+                nsp_temp_c=self.model.nsp_temp_c(),
+            )
+
+    def tick(self, now: float) -> None:
+        elapsed = now - self._last_time
+        if elapsed <= 0:
+            return
+        self._last_time = now
+        npu_load = self.npu.take_busy_seconds(now) / elapsed
+        cpu_load = _CPU_LOAD_PER_TOOL * self.npu.active_tools
+        with self._lock:
+            self.model.step(elapsed * self.time_scale, npu_load, cpu_load)
+        self._refresh_zones(now)
+        self._refresh_cooling()
+        self._refresh_battery(now)
+        self._refresh_cpufreq(now, cpu_load)
+
+    def _refresh_zones(self, now: float) -> None:
+        for index, zone in enumerate(self.config.zones):
+            due = _periods_elapsed(now - self._start, zone.refresh_s)
+            if due > self._zone_refreshes[index]:
+                self._zone_refreshes[index] = due
+                self._write(self.paths.zone_temps[index], self._reading(index))
+
+    def _refresh_cooling(self) -> None:
+        state = self.model.cdsp_state
+        if state != self._written_cdsp:
+            self._written_cdsp = state
+            self._write(self.paths.cdsp_cur_state, state)
+
+    def _refresh_battery(self, now: float) -> None:
+        battery_config = self.config.battery
+        battery = self.model.battery()
+        if battery is None or battery_config is None or self.paths.battery_dir is None:
+            return
+        due = _periods_elapsed(now - self._start, battery_config.refresh_s)
+        if due <= self._battery_refreshes:
+            return
+        self._battery_refreshes = due
+        directory = self.paths.battery_dir
+        noise = self._rng.randint(-battery_config.noise_ua, battery_config.noise_ua)
+        current_ua = round(battery.current_ma * 1000) + noise
+        # Kernel ABI: negative while discharging.
+        self._write(directory / "current_now", -current_ua if battery.discharging else current_ua)
+        self._write(directory / "voltage_now", round(battery.volts * 1_000_000))
+        self._write(directory / "capacity", round(battery.percent))
+        self._write(directory / "status", "Discharging" if battery.discharging else "Full")
+
+    def _refresh_cpufreq(self, now: float, cpu_load: float) -> None:
+        if now < self._next_cpufreq:
+            return
+        self._next_cpufreq = now + self.config.cpufreq_refresh_s
+        for index, policy in enumerate(self.config.cpufreq):
+            khz = policy.busy_khz if cpu_load > 0 else policy.idle_khz
+            if khz != self._written_freqs[index]:
+                self._written_freqs[index] = khz
+                self._write(self.paths.cpufreq_cur[index], khz)
+
+    def _write(self, path: Path, value: object) -> None:
+        write_atomic(path, f"{value}\n")
+        self.writes += 1
+
+
+class SensorThread:
+    """Runs :meth:`SensorLoop.tick` every ``physics_tick_s`` until stopped; measures its CPU."""
+
+    def __init__(self, loop: SensorLoop, clock: Callable[[], float] = time.monotonic) -> None:
+        self.loop = loop
+        self._clock = clock
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="qtop-sim-physics", daemon=True)
+        self.cpu_seconds = 0.0
+        self.wall_seconds = 0.0
+        self.ticks = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+
+    @property
+    def cpu_percent(self) -> float:
+        """The loop's CPU time as a percentage of one core over its lifetime."""
+        return 100.0 * self.cpu_seconds / self.wall_seconds if self.wall_seconds else 0.0
+
+    def _run(self) -> None:
+        period = self.loop.config.physics_tick_s
+        started = self._clock()
+        next_tick = started + period
+        while not self._stop.wait(max(0.0, next_tick - self._clock())):
+            cpu_before = time.thread_time()
+            now = self._clock()
+            try:
+                self.loop.tick(now)
+            except OSError:
+                # The state directory was removed under us (a test's tmp_path); stop quietly.
+                break
+            self.cpu_seconds += time.thread_time() - cpu_before
+            self.ticks += 1
+            self.wall_seconds = self._clock() - started
+            next_tick += period
+            if next_tick < now:
+                next_tick = now + period

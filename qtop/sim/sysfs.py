@@ -1,0 +1,112 @@
+"""The simulated sysfs tree: the layout of a lemans board under a root directory.
+
+Directories live where the kernel puts them (``devices/virtual/thermal/...``)
+and ``class/...`` holds symlinks to them, as on a real board. Every value is
+written to a hidden temporary file and renamed into place, so a reader that
+opens the file (``read v < temp``) sees the old or the new value, never a torn
+or empty one. Hidden names keep the temporaries out of shell globs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from qtop.sim.config import SimConfig
+
+THERMAL = Path("devices/virtual/thermal")
+POWER_SUPPLY = Path("devices/virtual/power_supply")
+CPUFREQ = Path("devices/system/cpu/cpufreq")
+COOLING_TYPES = ("cpufreq-cpu0", "cpufreq-cpu4", "cdsp")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path``'s content in one rename, so no reader sees a partial value."""
+    temporary = f"{path.parent}/.{path.name}.tmp"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+    os.replace(temporary, path)
+
+
+@dataclass(frozen=True, slots=True)
+class SysfsPaths:
+    """Where the sensor loop writes each live value."""
+
+    zone_temps: tuple[Path, ...]
+    cdsp_cur_state: Path
+    cooling_cur_states: tuple[Path, ...]
+    battery_dir: Path | None
+    cpufreq_cur: tuple[Path, ...]
+
+
+def build_tree(root: Path, config: SimConfig, temps_mc: list[int]) -> SysfsPaths:
+    """Create the whole tree afresh under ``root`` with the initial temperatures."""
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    thermal = config.thermal
+    zone_temps: list[Path] = []
+    for index, zone in enumerate(config.zones):
+        zone_dir = _device_dir(root, THERMAL, "thermal", f"thermal_zone{index}")
+        write_atomic(zone_dir / "type", zone.name + "\n")
+        write_atomic(zone_dir / "mode", "enabled\n")
+        write_atomic(zone_dir / "policy", "step_wise\n")
+        trips = (
+            ("passive", thermal.passive_trip_c, thermal.hysteresis_c),
+            ("passive", thermal.second_trip_c, thermal.hysteresis_c),
+            ("critical", thermal.critical_trip_c, 1.0),
+        )
+        for trip, (kind, temp_c, hyst_c) in enumerate(trips):
+            write_atomic(zone_dir / f"trip_point_{trip}_type", kind + "\n")
+            write_atomic(zone_dir / f"trip_point_{trip}_temp", f"{round(temp_c * 1000)}\n")
+            write_atomic(zone_dir / f"trip_point_{trip}_hyst", f"{round(hyst_c * 1000)}\n")
+        temp_path = zone_dir / "temp"
+        write_atomic(temp_path, f"{temps_mc[index]}\n")
+        zone_temps.append(temp_path)
+
+    cooling_states: list[Path] = []
+    for index, kind in enumerate(COOLING_TYPES):
+        device_dir = _device_dir(root, THERMAL, "thermal", f"cooling_device{index}")
+        write_atomic(device_dir / "type", kind + "\n")
+        max_state = thermal.cdsp_max_state if kind == "cdsp" else 20
+        write_atomic(device_dir / "max_state", f"{max_state}\n")
+        write_atomic(device_dir / "cur_state", "0\n")
+        cooling_states.append(device_dir / "cur_state")
+
+    (root / "class" / "power_supply").mkdir(parents=True, exist_ok=True)
+    battery_dir = None
+    if config.battery is not None:
+        battery_dir = _device_dir(root, POWER_SUPPLY, "power_supply", "battery")
+        write_atomic(battery_dir / "type", "Battery\n")
+
+    cpufreq_cur: list[Path] = []
+    for policy in config.cpufreq:
+        policy_dir = root / CPUFREQ / policy.name
+        policy_dir.mkdir(parents=True)
+        write_atomic(policy_dir / "scaling_max_freq", f"{policy.max_khz}\n")
+        write_atomic(policy_dir / "cpuinfo_max_freq", f"{policy.max_khz}\n")
+        write_atomic(policy_dir / "scaling_cur_freq", f"{policy.idle_khz}\n")
+        cpufreq_cur.append(policy_dir / "scaling_cur_freq")
+
+    return SysfsPaths(
+        zone_temps=tuple(zone_temps),
+        cdsp_cur_state=cooling_states[COOLING_TYPES.index("cdsp")],
+        cooling_cur_states=tuple(cooling_states),
+        battery_dir=battery_dir,
+        cpufreq_cur=tuple(cpufreq_cur),
+    )
+
+
+def _device_dir(root: Path, devices: Path, class_name: str, name: str) -> Path:
+    """A device directory plus its ``class/<class_name>/<name>`` symlink."""
+    device_dir = root / devices / name
+    device_dir.mkdir(parents=True)
+    class_dir = root / "class" / class_name
+    class_dir.mkdir(parents=True, exist_ok=True)
+    (class_dir / name).symlink_to(os.path.relpath(device_dir, class_dir))
+    return device_dir
