@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -64,27 +63,37 @@ class Session:
         """Consume the source to its end, calling ``observer`` with batches of events.
 
         Batching keeps a busy stream from waking the observer per event: events
-        that arrive within ``batch_window_s`` of each other are delivered together.
+        are delivered at most every ``batch_window_s``, and a batch left when the
+        source goes quiet is delivered by a timer rather than held back.
         """
         pending: list[Event] = []
-        last_delivery = time.monotonic()
-        sync_task = asyncio.create_task(self._sync_periodically()) if self.recorder else None
+
+        def deliver() -> None:
+            nonlocal pending
+            if observer is not None and pending:
+                batch, pending = pending, []
+                observer(batch)
+
+        async def deliver_periodically() -> None:
+            while True:
+                await asyncio.sleep(batch_window_s)
+                deliver()
+
+        helpers = [asyncio.create_task(deliver_periodically())]
+        if self.recorder is not None:
+            helpers.append(asyncio.create_task(self._sync_periodically()))
         try:
             async for event in self.source.events():
                 self.consume(event)
-                pending.append(event)
-                now = time.monotonic()
-                if observer is not None and now - last_delivery >= batch_window_s:
-                    observer(pending)
-                    pending = []
-                    last_delivery = now
-            if observer is not None and pending:
-                observer(pending)
+                if observer is not None:
+                    pending.append(event)
+            deliver()
         finally:
-            if sync_task is not None:
-                sync_task.cancel()
+            for task in helpers:
+                task.cancel()
+            for task in helpers:
                 with contextlib.suppress(asyncio.CancelledError):
-                    await sync_task
+                    await task
 
     def consume(self, event: Event) -> None:
         """Apply one event to the model and the recording."""

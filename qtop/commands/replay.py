@@ -7,8 +7,10 @@ import argparse
 HELP = "replay a recording in the same UI (pause, step, seek, speed)"
 DESCRIPTION = """\
 Replay a recording in the same UI as a live session: space pauses, . steps,
-+/- change speed, arrows seek, [ and ] jump between markers.
---headless replays at full speed and prints the summary.
++/- change speed (* as fast as possible), arrows seek 5 s (shift: 1 min),
+[ and ] jump between marks (phase changes, markers, reconnects, throttling
+onset), ? lists every key. --headless replays at full speed and prints the
+summary.
 
 examples:
   qtop replay recordings/2026-11-29T10-00-00-sim-evk.jsonl
@@ -33,6 +35,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="recording (.jsonl)")
     parser.add_argument("--speed", type=_speed, default=1.0, help="0.5 to 16, or max (default 1)")
     parser.add_argument("--follow", action="store_true", help="keep reading as the file grows")
+    parser.add_argument("--paused", action="store_true", help="open paused at the start")
     parser.add_argument(
         "--headless", action="store_true", help="replay at full speed and print the summary"
     )
@@ -48,9 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from qtop.session import Session
 
     if not args.headless:
-        from qtop.commands._stub import not_available
-
-        raise not_available("replay", "the UI has not landed; use --headless")
+        return _replay_in_ui(args)
     source = ReplaySource(args.file, speed=float("inf"), follow=args.follow)
     session = Session(source)
 
@@ -64,3 +65,21 @@ def run(args: argparse.Namespace) -> int:
     summary = summarize_model(session.model, args.file, tuple(source.recording.warnings()))
     sys.stdout.write(render([summary], "text") + "\n")
     return 0
+
+
+def _replay_in_ui(args: argparse.Namespace) -> int:
+    import sys
+
+    from qtop.record.replay import ReplaySource
+    from qtop.session import Session
+    from qtop.ui import open_ui
+
+    if not sys.stdout.isatty():
+        from qtop.errors import UsageError
+
+        raise UsageError(
+            "qtop replay needs a terminal for its UI (standard output is not one)",
+            "run it in a terminal, or add --headless to print the summary",
+        )
+    source = ReplaySource(args.file, speed=args.speed, follow=args.follow, paused=args.paused)
+    return open_ui(Session(source))

@@ -11,7 +11,6 @@ seeks is fed the keyframe and the events after it and nothing else changes.
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from qtop.stats.series import Series
 
 LOG_LINES_KEPT = 1000
 MARKERS_KEPT = 1000
+PHASES_KEPT = 1000
 FAILURES_KEPT = 50
 GAPS_KEPT = 200
 
@@ -136,6 +136,7 @@ class SessionModel:
         self.recent_failures: deque[Iteration] = deque(maxlen=FAILURES_KEPT)
         self.last_iteration: Iteration | None = None
         self.phase = PhaseState()
+        self.phase_history: deque[PhaseState] = deque(maxlen=PHASES_KEPT)
         self.variants: list[str] = []
         self.logs: deque[Log] = deque(maxlen=LOG_LINES_KEPT)
         self.log_count = 0
@@ -225,6 +226,7 @@ class SessionModel:
             started_t=event.t,
             note=event.note,
         )
+        self.phase_history.append(self.phase)
         if event.variant and event.variant not in self.variants:
             self.variants.append(event.variant)
 
@@ -297,6 +299,27 @@ class SessionModel:
                 best = (channel.id, value)
         return best
 
+    def phase_span(
+        self, phase: str, before_t: float, variant: str | None = None
+    ) -> tuple[float, float] | None:
+        """(start, end) of the last ``phase`` that started before ``before_t``.
+
+        Energy net of idle needs the idle baseline measured before the run; the
+        phase ends where the next one starts (or at the last event so far).
+        """
+        history = list(self.phase_history)
+        span = None
+        for position, entry in enumerate(history):
+            if entry.phase != phase or entry.started_t is None or entry.started_t >= before_t:
+                continue
+            if variant is not None and entry.variant != variant:
+                continue
+            following = history[position + 1].started_t if position + 1 < len(history) else None
+            end = following if following is not None else self.t_last
+            if end is not None and end > entry.started_t:
+                span = (entry.started_t, min(end, before_t))
+        return span
+
     @property
     def duration_s(self) -> float:
         if self.t_first is None or self.t_last is None:
@@ -320,14 +343,8 @@ class SessionModel:
             "iterations_failed": dict(self.iterations_failed),
             "recent_failures": [e.to_dict() for e in self.recent_failures],
             "last_iteration": self.last_iteration.to_dict() if self.last_iteration else None,
-            "phase": [
-                self.phase.phase,
-                self.phase.variant,
-                self.phase.planned_iterations,
-                self.phase.planned_duration_s,
-                self.phase.started_t,
-                self.phase.note,
-            ],
+            "phase": _phase_row(self.phase),
+            "phase_history": [_phase_row(entry) for entry in self.phase_history],
             "variants": list(self.variants),
             "logs": [e.to_dict() for e in self.logs],
             "log_count": self.log_count,
@@ -371,6 +388,7 @@ class SessionModel:
         self.recent_failures.extend(event_from_dict(e) for e in state["recent_failures"])  # type: ignore[misc]
         self.last_iteration = _event_or_none(state.get("last_iteration"))  # type: ignore[assignment]
         self.phase = PhaseState(*state["phase"])
+        self.phase_history.extend(PhaseState(*row) for row in state.get("phase_history", []))
         self.variants = list(state["variants"])
         self.logs.extend(event_from_dict(e) for e in state["logs"])  # type: ignore[misc]
         self.log_count = int(state["log_count"])
@@ -393,6 +411,17 @@ class SessionModel:
         self.end = _event_or_none(state.get("end"))  # type: ignore[assignment]
 
 
+def _phase_row(phase: PhaseState) -> list[Any]:
+    return [
+        phase.phase,
+        phase.variant,
+        phase.planned_iterations,
+        phase.planned_duration_s,
+        phase.started_t,
+        phase.note,
+    ]
+
+
 def _event_or_none(data: dict[str, Any] | None) -> Event | None:
     return event_from_dict(data) if data else None
 
@@ -405,7 +434,3 @@ def _channel_from_dict(data: dict[str, Any]) -> ChannelInfoT:
     event = event_from_dict({"kind": "channels", "channels": [data]})
     assert isinstance(event, ChannelsEvent)
     return event.channels[0]
-
-
-def is_finite(value: float | None) -> bool:
-    return value is not None and math.isfinite(value)

@@ -154,3 +154,30 @@ def test_markers_are_indexed_for_seeking(tmp_path):
     marks = open_recording(path).index().marks
     assert [(m.kind, m.label) for m in marks if m.kind == "marker"] == [("marker", "onset")]
     assert marks[0].kind == "phase"
+
+
+def test_a_batch_left_when_the_source_goes_quiet_is_still_delivered():
+    delivered = []
+
+    class QuietSource:
+        description = "quiet"
+
+        async def events(self):
+            yield Sample(t=0.0, seq=0, values={})
+            await asyncio.sleep(0.3)
+            yield Sample(t=1.0, seq=1, values={})
+
+        async def close(self):
+            pass
+
+    async def scenario():
+        session = Session(QuietSource())
+        task = asyncio.create_task(session.run(delivered.append, batch_window_s=0.05))
+        await asyncio.sleep(0.15)
+        seen_while_quiet = [e.seq for batch in delivered for e in batch]
+        await task
+        return seen_while_quiet
+
+    seen_while_quiet = asyncio.run(scenario())
+    assert seen_while_quiet == [0]
+    assert [e.seq for batch in delivered for e in batch] == [0, 1]

@@ -1,0 +1,164 @@
+"""Latency: the measured iterations over time with P50/P95/P99, a histogram, warnings."""
+
+from __future__ import annotations
+
+import math
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.widgets import Static
+
+from qtop.stats.model import SessionModel
+from qtop.stats.quantiles import RunningStats
+from qtop.ui.derive import LiveAnalysis, latency_histogram
+from qtop.ui.format import clock, fmt_ms
+from qtop.ui.panes.base import Pane
+from qtop.ui.plot import Figure, Line, Rule
+from qtop.ui.view import View
+from qtop.ui.widgets.histogram import Bins, Histogram
+from qtop.ui.widgets.line_chart import LineChart
+
+QUANTILES = (("P50", 0.5), ("P95", 0.95), ("P99", 0.99))
+
+
+def shown_quantiles(stats: RunningStats) -> dict[str, float | None]:
+    """The percentiles the pane prints, in seconds (None before the first iteration)."""
+    return {name: (stats.quantile(q) if stats.count else None) for name, q in QUANTILES}
+
+
+def figures_line(model: SessionModel, variant: str) -> Content:
+    """``P50 59.500  P95 104.050  P99 108.010 ms │ n 100/100`` over ``mean ... max ...``."""
+    stats = model.latency_stats("measure", variant)
+    if stats.count == 0:
+        warmup = model.latency_stats("warmup", variant)
+        if warmup.count:
+            return Content.assemble(
+                ("warm-up ", "bold $warning"),
+                f"{warmup.count} run(s), mean {fmt_ms(warmup.mean)} ms (not counted)",
+            )
+        return Content.styled("no measured iterations yet", "$text-muted italic")
+    parts: list[str | tuple[str, str]] = []
+    for index, (name, value) in enumerate(shown_quantiles(stats).items()):
+        parts.append((f"{'  ' if index else ''}{name} ", "$text-muted"))
+        parts.append((fmt_ms(value), "bold"))
+    parts.append((" ms" + ("" if stats.is_exact else " ±0.1%"), "$text-muted"))
+    planned = model.phase.planned_iterations if model.phase.variant == variant else None
+    count = (
+        f"{stats.count}/{planned}"
+        if planned and model.phase.phase == "measure"
+        else str(stats.count)
+    )
+    parts.append(("  │  n ", "$text-muted"))
+    parts.append((count, "bold"))
+    parts.append(("\nmean ", "$text-muted"))
+    parts.append(fmt_ms(stats.mean))
+    parts.append(("  min ", "$text-muted"))
+    parts.append(fmt_ms(stats.minimum))
+    parts.append(("  max ", "$text-muted"))
+    parts.append(fmt_ms(stats.maximum))
+    parts.append(("  stdev ", "$text-muted"))
+    parts.append(fmt_ms(stats.stdev if stats.count > 1 else None))
+    parts.append((" ms", "$text-muted"))
+    failed = model.failed("measure", variant)
+    if failed:
+        parts.append((f"  {failed} failed", "bold $error"))
+    return Content.assemble(*parts)
+
+
+def warnings_for(model: SessionModel, variant: str, analysis: LiveAnalysis | None) -> list[str]:
+    """Too few iterations, outliers, failures: what the engineer should act on."""
+    out: list[str] = []
+    if analysis is not None and analysis.variant == variant:
+        if analysis.validity is not None and model.phase.phase != "measure":
+            out.extend(analysis.validity.reasons)
+        out.extend(analysis.hints)
+    failures = [f for f in model.recent_failures if f.variant == variant]
+    if failures:
+        last = failures[-1]
+        detail = (
+            f": {last.error.strip().splitlines()[-1]}" if last.error and last.error.strip() else ""
+        )
+        out.append(f"iteration {last.index} failed (exit {last.exit_status}){detail}")
+    return out
+
+
+def latency_figure(model: SessionModel, variant: str) -> Figure:
+    stats = model.latency_stats("measure", variant)
+    series = model.latency_series.get(variant)
+    origin = model.t_first or 0.0
+    points = [(p.t - origin, p.mean * 1000) for p in series.view()] if series else []
+    rules = tuple(
+        Rule(value * 1000, colour, name)
+        for colour, (name, value) in enumerate(shown_quantiles(stats).items())
+        if value is not None
+    )
+    return Figure(lines=(Line(points, 0),), rules=rules, y_unit="ms", x_format=clock)
+
+
+def bin_count(values: int, columns: int) -> int:
+    """Rice's rule (2 x cube root of n) bins, at most one per column."""
+    return max(1, min(columns, math.ceil(2 * values ** (1 / 3))))
+
+
+def histogram_bins(stats: RunningStats, columns: int) -> Bins | None:
+    histogram = latency_histogram(stats, bin_count(stats.count, columns))
+    if histogram is None:
+        return None
+    note = f"+{histogram.above} beyond" if histogram.above else ""
+    return Bins(
+        histogram.counts,
+        f"{fmt_ms(histogram.low, 1)} ms",
+        f"{fmt_ms(histogram.high, 1)} ms",
+        note,
+    )
+
+
+class LatencyPane(Pane):
+    """Per-iteration latency of the variant on show."""
+
+    TITLE = "latency"
+    DEFAULT_CSS = """
+    LatencyPane #latency-figures { height: 2; }
+    LatencyPane #latency-charts { height: 1fr; }
+    LatencyPane #latency-chart { width: 2fr; }
+    LatencyPane #latency-histogram { width: 1fr; margin-left: 1; }
+    LatencyPane #latency-warnings { height: auto; max-height: 2; color: $warning; }
+    LatencyPane.-narrow #latency-histogram { display: none; }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.quantiles: dict[str, float | None] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="latency-figures")
+        with Horizontal(id="latency-charts"):
+            yield LineChart(id="latency-chart", placeholder="waiting for measured iterations")
+            yield Histogram(id="latency-histogram")
+        yield Static(id="latency-warnings")
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < 70, "-narrow")
+
+    def update_view(self, view: View) -> None:
+        model, variant = view.model, view.variant
+        stats = model.latency_stats("measure", variant)
+        self.quantiles = shown_quantiles(stats)
+        self.set_subtitle(f"variant {variant}" if variant else "")
+        key = (
+            variant,
+            stats.count,
+            model.done("warmup", variant),
+            model.failed("measure", variant),
+            model.phase.phase,
+            model.phase.planned_iterations,
+        )
+        self.show("#latency-figures", key, figures_line(model, variant))
+        warnings = warnings_for(model, variant, view.analysis)
+        self.show("#latency-warnings", tuple(warnings), "\n".join(f"⚠ {w}" for w in warnings))
+        if self.due():
+            self.query_one("#latency-chart", LineChart).figure = latency_figure(model, variant)
+            histogram = self.query_one("#latency-histogram", Histogram)
+            if histogram.display:
+                histogram.bins = histogram_bins(stats, histogram.columns)

@@ -1,0 +1,1 @@
+"""Modal screens: help, a marker's note, a yes/no question."""

@@ -1,0 +1,1 @@
+"""Small reusable widgets: charts, a histogram, the replay timeline, a ratio bar."""

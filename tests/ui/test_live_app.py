@@ -1,0 +1,179 @@
+"""The dashboard on a live-like source: coalesced refreshes, markers, stop, recording, pause."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from fixtures.sessions import simple_session_events
+from textual.widgets import Input, Static
+
+from qtop.errors import RunFailed
+from qtop.events import End, Event, Header
+from qtop.record.writer import RecordingWriter
+from qtop.session import Session
+from qtop.ui.app import QtopApp
+from qtop.ui.format import fmt_ms
+from qtop.ui.panes.latency import LatencyPane
+from qtop.ui.screens.confirm import ConfirmScreen
+from tests.ui.helpers import ScriptedSource, settle, until
+
+
+def plain(app, selector: str) -> str:
+    return app.query_one(selector, Static).render().plain
+
+
+def recorded_session(tmp_path, events: list[Event], delay_s: float = 0.0):
+    header = events[0]
+    assert isinstance(header, Header)
+    source = ScriptedSource(events[1:], delay_s)
+    writer = RecordingWriter(tmp_path / "live.jsonl", header)
+    session = Session(source, recorder=writer)
+    session.model.apply(header)
+    return source, session, writer
+
+
+def lines_of(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+async def test_panes_refresh_on_a_timer_not_per_event(tmp_path):
+    events = simple_session_events()
+    _source, session, writer = recorded_session(tmp_path, events, delay_s=0.003)
+    app = QtopApp(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: session.model.end is not None)
+        await settle(pilot, app)
+        # ~230 events over about a second: a dozen redraws, not one per event.
+        assert 2 <= app.refreshes <= 40
+        assert app.refreshes < len(events) / 4
+        assert fmt_ms(app.query_one(LatencyPane).quantiles["P95"]) == "104.050"
+        assert "ended: completed" in plain(app, "#status")
+    writer.close()
+
+
+async def test_marker_note_is_written_to_the_recording(tmp_path):
+    events = simple_session_events()
+    source, session, writer = recorded_session(tmp_path, events, delay_s=0.001)
+    app = QtopApp(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: session.model.done("measure", "") >= 10)
+        source.release.clear()
+        await pilot.press("m")
+        assert isinstance(app.screen.query_one(Input), Input)
+        await pilot.press(*"fan on", "enter")
+        at = session.model.t_last
+        source.release.set()
+        await until(pilot, lambda: session.model.end is not None)
+    writer.close()
+    markers = [e for e in lines_of(writer.path) if e["kind"] == "marker"]
+    assert {"kind": "marker", "t": at, "label": "note", "note": "fan on", "origin": "user"} in [
+        {k: v for k, v in m.items() if k != "host_t"} for m in markers
+    ]
+
+
+async def test_stop_run_asks_first(tmp_path):
+    source, session, writer = recorded_session(tmp_path, simple_session_events(), delay_s=0.002)
+    app = QtopApp(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: session.model.sample_count > 3)
+        await pilot.press("s")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        assert not source.stopped
+        await pilot.press("s")
+        await pilot.press("y")
+        await until(pilot, lambda: source.stopped)
+    writer.close()
+
+
+async def test_recording_can_be_paused_and_resumed(tmp_path):
+    events = simple_session_events()
+    source, session, writer = recorded_session(tmp_path, events, delay_s=0.001)
+    app = QtopApp(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: session.model.event_count >= 50)
+        source.release.clear()
+        await pilot.press("r")
+        assert session.recording_paused
+        await settle(pilot, app)
+        assert "REC PAUSED live.jsonl" in plain(app, "#status")
+        written = writer.events_written
+        source.release.set()
+        await until(pilot, lambda: session.model.event_count >= 80)
+        source.release.clear()
+        assert writer.events_written == written
+        await pilot.press("r")
+        assert not session.recording_paused
+        source.release.set()
+        await until(pilot, lambda: session.model.end is not None)
+    assert lines_of(writer.path)[-1]["kind"] == "end"
+
+
+async def test_pause_display_freezes_the_panes_but_not_the_model(tmp_path):
+    events = simple_session_events()
+    _source, session, writer = recorded_session(tmp_path, events, delay_s=0.001)
+    app = QtopApp(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: session.model.done("measure", "") >= 20)
+        await pilot.press("space")
+        frozen = dict(app.query_one(LatencyPane).quantiles)
+        await until(pilot, lambda: session.model.end is not None)
+        await pilot.pause(0.2)
+        assert app.query_one(LatencyPane).quantiles == frozen
+        assert "DISPLAY PAUSED" in plain(app, "#status")
+        await pilot.press("space")
+        await pilot.pause(0.2)
+        assert fmt_ms(app.query_one(LatencyPane).quantiles["P95"]) == "104.050"
+    writer.close()
+
+
+async def test_a_silent_link_is_called_stale(tmp_path):
+    events = simple_session_events()
+    _source, session, writer = recorded_session(tmp_path, events[:60])
+    app = QtopApp(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: session.model.event_count >= 50)
+        await pilot.pause(0.2)
+        assert "link ok" in plain(app, "#status")
+        app.stream.last_arrival = time.monotonic() - 5.0
+        await pilot.pause(0.2)
+        assert "link stale 5 s" in plain(app, "#status")
+    writer.close()
+
+
+class FailingSource(ScriptedSource):
+    async def events(self):
+        async for event in super().events():
+            yield event
+        raise RunFailed("lost the device: iq9075 stopped answering", "check the cable")
+
+
+async def test_a_source_failure_is_shown_and_kept_for_the_command_line():
+    events = [e for e in simple_session_events()[1:40] if not isinstance(e, End)]
+    session = Session(FailingSource(events))
+    app = QtopApp(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: app.session_error is not None)
+        await settle(pilot, app)
+        assert "lost the device" in plain(app, "#status")
+        assert app.session_error.fix == "check the cable"
+
+
+class UnreachableSource(ScriptedSource):
+    async def stop_run(self) -> None:
+        raise RunFailed("cannot reach the board to stop run 7; it keeps running", "try later")
+
+
+async def test_a_failed_stop_is_reported_and_the_app_keeps_running(tmp_path):
+    events = simple_session_events()
+    source = UnreachableSource(events[1:], 0.002)
+    session = Session(source)
+    app = QtopApp(session)
+    told: list[str] = []
+    app.notify = lambda message, **_: told.append(message)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: session.model.sample_count > 3)
+        await pilot.press("s", "y")
+        await until(pilot, lambda: any("cannot reach the board" in m for m in told))
+        assert app.is_running
