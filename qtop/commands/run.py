@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from qtop.commands._live_options import add_live_options
+
+if TYPE_CHECKING:
+    from qtop.session import Session
 
 HELP = "run a profile's benchmark on its device and watch it live"
 DESCRIPTION = """\
@@ -13,9 +17,14 @@ iterations (or a sustained run), and watch latency, power and thermals live.
 PROFILE is a path or a name from 'qtop profiles'. The session is recorded to
 a timestamped file under ./recordings unless --record or --no-record says otherwise.
 
+The run is launched detached on the device: if the link drops, qtop reconnects
+and resumes without losing a sample. Ctrl-C asks whether to stop the device
+run. A run left over from an earlier session is offered for stopping.
+
 examples:
   qtop run iq9075-qwen-netrun
   qtop run profiles/glasses-prismml.yaml --variant w8a16 --headless
+  qtop run my-profile --local --headless --iterations 50
 """
 
 
@@ -29,10 +38,63 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="trust an unknown host key and add it to known_hosts (a changed key is refused)",
     )
+    target.add_argument(
+        "--stop-leftover",
+        action="store_true",
+        help="stop a run left over from an earlier session before starting",
+    )
     add_live_options(parser)
 
 
-def run(args: argparse.Namespace) -> int:
-    from qtop.commands._stub import not_available
+async def open_ui(session: Session) -> bool:
+    """Run the Textual UI on ``session``; False when the UI is not available."""
+    try:
+        from qtop.ui.app import QtopApp
+    except ImportError:
+        return False
+    await QtopApp(session).run_async()
+    return True
 
-    raise not_available("run", "it needs the device link")
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from qtop.errors import UsageError
+    from qtop.live.hooks import profiler_hook_for
+    from qtop.live.overrides import apply_overrides
+    from qtop.live.runner import LiveOptions, LiveRun
+    from qtop.live.source import LiveSource
+    from qtop.profiles import load_profile, resolve_profile
+    from qtop.transport.base import Transport
+
+    profile = apply_overrides(load_profile(resolve_profile(args.profile)), args)
+    hook = profiler_hook_for(profile)
+    if profile.run.latency_source != "wall" and hook is None:
+        raise UsageError(
+            f"{profile.source}: run.latency_source '{profile.run.latency_source}' needs the "
+            "profiler integration, which is not in this build",
+            "set 'latency_source: wall' (one iteration per run of the command) to run it now",
+        )
+    transport: Transport
+    if args.local:
+        from qtop.transport.local import LocalTransport
+
+        transport = LocalTransport()
+    else:
+        from qtop.transport.ssh import SSHTarget, SSHTransport
+
+        target = SSHTarget.from_profile(profile.device, args.host, args.accept_new_host_key)
+        transport = SSHTransport(target)
+    options = LiveOptions(
+        profile_ref=args.profile,
+        record=args.record,
+        no_record=args.no_record,
+        headless=args.headless,
+        stop_leftover=args.stop_leftover,
+    )
+
+    async def main() -> int:
+        source = LiveSource(profile, transport, hook=hook)
+        return await LiveRun(source, options).run(open_ui)
+
+    return asyncio.run(main())

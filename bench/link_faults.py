@@ -1,0 +1,124 @@
+"""The link under faults, against the simulated board: python bench/link_faults.py
+
+Prints:
+- how long a silent drop (a TCP proxy that stops forwarding, no FIN or RST)
+  takes to be noticed with keepalives every 0.5 s and 2 unanswered, and how
+  long until the stream resumes, over several drops;
+- the accuracy of wall latency against the simulator's ground truth: the
+  median residual over several runs (calibrated through the tool's no-op, as
+  docs/simulator.md prescribes), next to the tolerance max(1 %, 0.2 ms).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from link.proxy import SilentDropProxy
+
+from qtop.device.plan import RunOptions
+from qtop.events import Iteration, Link
+from qtop.live.backoff import Backoff
+from qtop.live.source import LiveSource
+from qtop.profiles import load_profile_text
+from qtop.sim import start_sim
+from qtop.transport.ssh import SSHTarget, SSHTransport
+
+NETRUN = (
+    "qnn-net-run --backend libQnnHtp.so --retrieve_context "
+    '"$QTOP_SIM_ROOT/data/local/tmp/prismml/prismml_w8a8_seq64.bin" '
+    '--input_list "$QTOP_SIM_ROOT/data/local/tmp/prismml/inputs.txt" --num_inferences {n}'
+)
+
+
+def profile(sim, port: int, known_hosts: str, run: str, extra: str = ""):
+    o = sim.device_overrides()
+    return load_profile_text(
+        f"name: bench\ndevice: {{host: {o['host']}, port: {port}, user: {o['user']}, "
+        f"identity_file: '{o['identity_file']}', known_hosts: '{known_hosts}', "
+        f"sysfs_root: $QTOP_SIM_SYSFS, spool_dir: '{o['spool_dir']}', sample_interval: 100ms"
+        f"{extra}}}\nrun: {run}\n"
+    )
+
+
+async def silent_drops(drops: int) -> tuple[list[float], list[float]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        async with start_sim(Path(tmp) / "sim", variant="evk", time_scale=10) as sim:
+            proxy = SilentDropProxy(sim.host, sim.port)
+            port = await proxy.start()
+            known = Path(tmp) / "known_hosts"
+            known.write_text(sim.known_hosts_path.read_text().replace(f"]:{sim.port}", f"]:{port}"))
+            run = "{command: '" + NETRUN.format(n=5) + "', warmup: 0, iterations: 400}"
+            used = profile(sim, port, str(known), run,
+                           ", keepalive_interval: 500ms, keepalive_count_max: 2")  # fmt: skip
+            source = LiveSource(used, SSHTransport(SSHTarget.from_profile(used.device)),
+                                backoff=Backoff(0.2, 1.0))  # fmt: skip
+            await source.start()
+            detect, resume = [], []
+            silenced = None
+            iterations_since = 0
+            async for event in source.events():
+                if isinstance(event, Iteration):
+                    iterations_since += 1
+                    if silenced is None and iterations_since >= 20 and len(detect) < drops:
+                        silenced = time.monotonic()
+                        proxy.go_silent()
+                if isinstance(event, Link) and event.state == "disconnected" and silenced:
+                    detect.append(time.monotonic() - silenced)
+                if isinstance(event, Link) and event.state == "reconnected" and silenced:
+                    resume.append(time.monotonic() - silenced)
+                    silenced, iterations_since = None, 0
+                    if len(resume) == drops:
+                        await source.stop_run()
+            await source.close()
+            await proxy.close()
+            return detect, resume
+
+
+async def accuracy(runs: int) -> list[tuple[float, float]]:
+    results = []
+    for seed in range(runs):
+        with tempfile.TemporaryDirectory() as tmp:
+            async with start_sim(Path(tmp) / "sim", variant="glasses", seed=seed) as sim:
+                run = "{command: '" + NETRUN.format(n=3) + "', warmup: 2, iterations: 60}"
+                used = profile(sim, sim.port, str(sim.known_hosts_path), run)
+                options = RunOptions(calibrations=21, calibration_command="qnn-net-run --version")
+                source = LiveSource(used, SSHTransport(SSHTarget.from_profile(used.device)),
+                                    run_options=options)  # fmt: skip
+                await source.start()
+                measured = [e.latency_s async for e in source.events()
+                            if isinstance(e, Iteration) and e.phase == "measure"]  # fmt: skip
+                await source.close()
+                truth = [json.loads(x) for x in sim.ground_truth_path.read_text().splitlines()]
+            noop = [t["wall_s"] for t in truth if "--version" in t["argv"]][1:]
+            wall = [t["wall_s"] for t in truth if "--version" not in t["argv"]][2:]
+            true_median = statistics.median(wall)
+            residual = statistics.median(measured) + statistics.median(noop) - true_median
+            results.append((residual, true_median))
+    return results
+
+
+def main() -> None:
+    detect, resume = asyncio.run(silent_drops(5))
+    print("silent drop, keepalive 0.5 s x 2:")
+    print(f"  noticed after   {', '.join(f'{d:.2f}' for d in detect)} s")
+    print(f"  resumed after   {', '.join(f'{r:.2f}' for r in resume)} s")
+    print("wall latency against the ground truth (median of 60 iterations per run):")
+    for residual, true_median in asyncio.run(accuracy(5)):
+        tolerance = max(0.01 * true_median, 0.0002)
+        print(
+            f"  true {true_median * 1e3:.3f} ms, residual {residual * 1e3:+.3f} ms, "
+            f"tolerance {tolerance * 1e3:.3f} ms"
+        )
+
+
+if __name__ == "__main__":
+    main()

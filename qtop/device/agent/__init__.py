@@ -1,0 +1,1 @@
+"""The device agent: POSIX sh scripts sent over the link (package data)."""

@@ -1,0 +1,171 @@
+"""Talking to the device agent over a transport: probe, launch, follow, stop.
+
+Each operation is one command line built by the quoting builder, with the
+agent's shell text on stdin (``sh -s``): nothing is installed on the device,
+and the run's own copy of the scripts lives in its spool directory.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from qtop.device.plan import RunPlan, agent_script, launch_script
+from qtop.device.probe import ProbeResult, parse_probe
+from qtop.errors import RunFailed, UsageError
+from qtop.profiles import DeviceProfile
+from qtop.transport.base import Transport
+from qtop.transport.command import exports, join, quote
+
+PROBE_TIMEOUT_S = 60.0
+CONTROL_TIMEOUT_S = 30.0
+STOP_GRACE_S = 5.0
+_ROOT_VARIABLE = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)(/.*)?$")
+FOLLOWED_FILES = ("events", "samples", "stdout")
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchedRun:
+    run_dir: str
+    pgid: int
+
+
+@dataclass(frozen=True, slots=True)
+class LeftoverRun:
+    """A run from an earlier session whose processes are still alive."""
+
+    run_id: str
+    run_dir: str
+    pgid: int
+    started: str
+    profile: str
+
+
+@dataclass(frozen=True, slots=True)
+class StopOutcome:
+    """How a stop went: the signal that ended the group, and the files' final sizes."""
+
+    pgid: int
+    signal: str
+    sizes: dict[str, int]
+
+
+def check_sysfs_root(root: str) -> str:
+    if root.startswith("$") and not _ROOT_VARIABLE.match(root):
+        raise UsageError(
+            f"device.sysfs_root: {root!r} must be '$NAME' or '$NAME/path' with NAME a "
+            "variable of the device's environment",
+            "write e.g. '$QTOP_SIM_SYSFS' or an absolute path such as /sys",
+        )
+    return root
+
+
+async def probe(transport: Transport, device: DeviceProfile, where: str) -> ProbeResult:
+    root = check_sysfs_root(device.sysfs_root)
+    meters = [meter.path for meter in device.power_meter]
+    script = exports(device.env) + agent_script("probe.sh")
+    result = await transport.run(
+        join(["sh", "-s", "--", root, device.spool_dir, *meters]),
+        stdin=script.encode(),
+        timeout=PROBE_TIMEOUT_S,
+    )
+    return parse_probe(result.text, where)
+
+
+def _control_command(*args: str) -> str:
+    return join(["sh", "-s", "--", *args])
+
+
+def _control_script() -> bytes:
+    return (agent_script("lib.sh") + agent_script("control.sh")).encode()
+
+
+async def _control(transport: Transport, *args: str) -> str:
+    result = await transport.run(
+        _control_command(*args), stdin=_control_script(), timeout=CONTROL_TIMEOUT_S
+    )
+    return result.text
+
+
+async def launch(transport: Transport, plan: RunPlan) -> LaunchedRun:
+    result = await transport.run(
+        join(["sh", "-s"]), stdin=launch_script(plan).encode(), timeout=CONTROL_TIMEOUT_S
+    )
+    for line in result.text.splitlines():
+        kind, _, rest = line.partition("\t")
+        if kind == "launched":
+            run_dir, _, pgid = rest.partition("\t")
+            return LaunchedRun(run_dir, int(pgid))
+        if kind == "error":
+            raise RunFailed(f"the run could not start on the device: {rest}")
+    detail = result.error_text or result.text.strip() or f"exit status {result.exit_status}"
+    raise RunFailed(f"the run could not start on the device: {detail}")
+
+
+async def leftovers(transport: Transport, spool: str) -> list[LeftoverRun]:
+    found = []
+    for line in (await _control(transport, "leftovers", spool)).splitlines():
+        fields = line.split("\t")
+        if fields[0] == "run" and len(fields) >= 5 and fields[2].isdigit():
+            run_id = fields[1]
+            found.append(
+                LeftoverRun(run_id, f"{spool.rstrip('/')}/{run_id}", int(fields[2]), *fields[3:5])
+            )
+    return found
+
+
+def _sizes(text: str) -> dict[str, int]:
+    sizes = {}
+    for line in text.splitlines():
+        fields = line.split("\t")
+        if fields[0] == "size" and len(fields) == 3 and fields[2].strip().isdigit():
+            sizes[fields[1]] = int(fields[2].strip())
+    return sizes
+
+
+async def stop(transport: Transport, run_dir: str, grace_s: float = STOP_GRACE_S) -> StopOutcome:
+    """TERM the run's process group, KILL what is left after ``grace_s``, check none remains."""
+    text = await _control(transport, "stop", run_dir, str(max(1, round(grace_s * 10))))
+    for line in text.splitlines():
+        fields = line.split("\t")
+        if fields[0] == "stopped" and len(fields) >= 3:
+            return StopOutcome(int(fields[1]), fields[2], _sizes(text))
+        if fields[0] == "alive":
+            raise RunFailed(
+                f"processes of the run's group {fields[1]} are still alive after SIGKILL",
+                f"look at them on the device with: ps -eo pid,pgid,stat,args | grep {fields[1]}",
+            )
+        if fields[0] == "error":
+            raise RunFailed(f"cannot stop the run in {run_dir}: {fields[1:]}")
+    raise RunFailed(f"cannot stop the run in {run_dir}: no answer from the device")
+
+
+async def sizes(transport: Transport, run_dir: str) -> dict[str, int]:
+    return _sizes(await _control(transport, "sizes", run_dir))
+
+
+async def advance(transport: Transport, run_dir: str, variant: int) -> None:
+    await _control(transport, "advance", run_dir, str(variant))
+
+
+async def remove(transport: Transport, run_dir: str) -> None:
+    await _control(transport, "remove", run_dir)
+
+
+async def kill_followers(transport: Transport, pids: list[int]) -> None:
+    """End tail processes of an earlier connection (SSH cannot signal them for root)."""
+    if pids:
+        await transport.run(
+            join(["kill", *map(str, pids)]) + " 2>/dev/null; true", timeout=CONTROL_TIMEOUT_S
+        )
+
+
+def follow_command(path: str, offset: int, tail_sleep: bool) -> str:
+    """Print this shell's pid on a line, then become ``tail`` from byte ``offset`` on.
+
+    The pid lets qtop end the tail later; ``gone`` instead means the file is
+    not there (the run directory was removed, or the device rebooted).
+    """
+    sleep = ["-s", "0.1"] if tail_sleep else []
+    tail = join(["tail", "-c", f"+{offset + 1}", *sleep, "-f", path])
+    return f"[ -r {quote(path)} ] || {{ echo gone; exit 3; }}; echo $$; exec {tail}"

@@ -1,0 +1,2 @@
+"""Live sessions: ``LiveSource`` turns a device run into the event stream, and
+``progress`` prints it headless."""

@@ -1,0 +1,133 @@
+"""The headless progress display: phase, iterations, elapsed and ETA, the link.
+
+It observes the ``Session`` (batches of events) and reads the same
+``SessionModel`` the UI reads. On a terminal one status line is redrawn in
+place; otherwise a line is printed at each phase change and every few
+seconds, so a CI log stays readable.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TextIO
+
+from qtop.events import Event, Link, Log, PhaseChange
+from qtop.stats.model import SessionModel
+
+TTY_REDRAW_S = 0.5
+PLAIN_EVERY_S = 5.0
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    minutes, rest = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{rest:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def status_line(model: SessionModel) -> str:
+    """One line: where the run is and how long is left."""
+    phase = model.phase
+    parts = [phase.phase + (f" [{phase.variant}]" if phase.variant else "")]
+    elapsed = None
+    if phase.started_t is not None and model.t_last is not None:
+        elapsed = model.t_last - phase.started_t
+    if phase.phase in ("warmup", "measure"):
+        done = model.done(phase.phase, phase.variant) + model.failed(phase.phase, phase.variant)
+        eta = None
+        if phase.planned_iterations:
+            parts.append(f"{done}/{phase.planned_iterations} iterations")
+            if done and elapsed is not None:
+                eta = elapsed / done * (phase.planned_iterations - done)
+        else:
+            parts.append(f"{done} iterations")
+        if phase.planned_duration_s and elapsed is not None:
+            eta = phase.planned_duration_s - elapsed
+        parts.append(f"elapsed {_duration(elapsed)}")
+        if eta is not None:
+            parts.append(f"ETA {_duration(eta)}")
+        stats = model.latency_stats(phase.phase, phase.variant)
+        if stats.count:
+            parts.append(f"p50 {stats.quantiles((0.5,))[0.5] * 1000:.3g} ms")
+        failed = model.failed(phase.phase, phase.variant)
+        if failed:
+            parts.append(f"{failed} failed")
+    elif elapsed is not None:
+        parts.append(f"elapsed {_duration(elapsed)}")
+    if model.link.state in ("disconnected", "reconnecting"):
+        parts.append(f"link {model.link.state}")
+    return ", ".join(parts)
+
+
+class ProgressPrinter:
+    """A ``Session`` observer that prints progress to ``out``."""
+
+    def __init__(self, model: SessionModel, out: TextIO, tty: bool) -> None:
+        self.model = model
+        self.out = out
+        self.tty = tty
+        self._last_print = 0.0
+        self._line_open = False
+
+    def __call__(self, batch: Sequence[Event]) -> None:
+        for event in batch:
+            message = self._message(event)
+            if message:
+                self.say(message)
+        now = time.monotonic()
+        if now - self._last_print >= (TTY_REDRAW_S if self.tty else PLAIN_EVERY_S):
+            self._status(now)
+
+    def _message(self, event: Event) -> str | None:
+        if isinstance(event, PhaseChange):
+            plan = ""
+            if event.planned_iterations:
+                plan = f": {event.planned_iterations} iterations"
+            elif event.planned_duration_s:
+                plan = f": {_duration(event.planned_duration_s)}"
+            variant = f" [{event.variant}]" if event.variant else ""
+            note = f" ({event.note})" if event.note else ""
+            return f"phase {event.phase}{variant}{plan}{note}"
+        if isinstance(event, Link):
+            if event.state == "gap":
+                span = ""
+                if event.gap_from is not None and event.gap_to is not None:
+                    span = f" ({event.gap_to - event.gap_from:.2f} s)"
+                return f"gap{span}: {event.detail}"
+            if event.state == "reconnecting" and event.attempt > 1:
+                return None
+            return f"link {event.state}: {event.detail}".rstrip(": ")
+        if isinstance(event, Log) and event.level in ("warning", "error"):
+            return f"{event.level}: [{event.stream}] {event.text}"
+        return None
+
+    def _status(self, now: float) -> None:
+        self._last_print = now
+        line = status_line(self.model)
+        if self.tty:
+            self.out.write("\r\x1b[2K" + line)
+            self._line_open = True
+        else:
+            self.out.write(line + "\n")
+        self.out.flush()
+
+    def say(self, text: str) -> None:
+        """A line of its own (above the status line on a terminal)."""
+        if self._line_open:
+            self.out.write("\r\x1b[2K")
+            self._line_open = False
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def finish(self) -> None:
+        if self._line_open:
+            self.out.write("\n")
+            self._line_open = False
+        self.out.flush()

@@ -1,0 +1,220 @@
+"""Driving a live session for ``qtop run`` and ``qtop demo``.
+
+Before anything starts, a leftover run of an earlier session (it would hold
+the NPU) is offered for stopping on a terminal and refused otherwise. Then
+the run starts, the recording opens with the header, and the session runs
+under the UI or headless. Headless, Ctrl-C asks whether to stop the device
+run (stopping kills its whole process group; declining leaves it running and
+detaches); without a terminal to ask on, it stops the run and says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from qtop.errors import QtopError, RunFailed
+from qtop.events import End, Header
+from qtop.live.progress import ProgressPrinter
+from qtop.live.source import LiveSource
+from qtop.record.writer import RecordingWriter
+from qtop.session import Session
+
+RECORDINGS_DIR = "recordings"
+UiOpener = Callable[[Session], Awaitable[bool]]
+
+
+@dataclass(frozen=True, slots=True)
+class LiveOptions:
+    """The command-line choices that shape a live session."""
+
+    profile_ref: str
+    record: str | None = None
+    no_record: bool = False
+    headless: bool = True
+    stop_leftover: bool = False
+
+
+def default_recording_path(profile_name: str, now: float | None = None) -> Path:
+    stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime(now))
+    return Path(RECORDINGS_DIR) / f"{stamp}-{profile_name}.jsonl"
+
+
+def _ask(question: str, stdin: TextIO, out: TextIO) -> asyncio.Future[bool]:
+    """Ask on the terminal without blocking the event loop (or its exit)."""
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[bool] = loop.create_future()
+
+    def read() -> None:
+        out.write(question)
+        out.flush()
+        try:
+            text = stdin.readline()
+        except (OSError, ValueError):
+            text = ""
+        reply = text.strip().lower() in ("y", "yes")
+        loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(reply))
+
+    threading.Thread(target=read, daemon=True).start()
+    return answer
+
+
+class LiveRun:
+    """One ``qtop run``/``qtop demo`` session from leftover check to summary."""
+
+    def __init__(
+        self,
+        source: LiveSource,
+        options: LiveOptions,
+        *,
+        out: TextIO | None = None,
+        stdin: TextIO | None = None,
+        interactive: bool | None = None,
+    ) -> None:
+        self.source = source
+        self.options = options
+        self.out = out or sys.stdout
+        self.stdin = stdin or sys.stdin
+        if interactive is None:
+            interactive = self.stdin.isatty() and self.out.isatty()
+        self.interactive = interactive
+        self.session: Session | None = None
+        self.recording_path: Path | None = None
+        self._printer: ProgressPrinter | None = None
+        self._interrupts = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def say(self, text: str) -> None:
+        if self._printer is not None:
+            self._printer.say(text)
+        else:
+            self.out.write(text + "\n")
+            self.out.flush()
+
+    async def run(self, open_ui: UiOpener | None = None) -> int:
+        try:
+            await self._clear_leftovers()
+            header = await self.source.start()
+            self.say(f"run {self.source.state.run_id} started on {self.source.where}")
+            recorder = self._open_recording(header)
+            session = Session(self.source, recorder=recorder)
+            session.model.apply(header)
+            self.session = session
+            if not self.options.headless and open_ui is not None and await open_ui(session):
+                session.close_recording(End(reason="interrupted", detail="the UI was closed"))
+            else:
+                if not self.options.headless:
+                    self.say("(the UI is not available in this build; running headless)")
+                await self._headless(session)
+            return self._conclude(session)
+        finally:
+            await self.source.close()
+
+    async def _clear_leftovers(self) -> None:
+        for leftover in await self.source.leftovers():
+            what = (
+                f"run {leftover.run_id} (profile {leftover.profile or '?'}, started "
+                f"{leftover.started or '?'}, process group {leftover.pgid}) is still running on "
+                f"{self.source.where} and would hold the NPU"
+            )
+            stop = self.options.stop_leftover
+            if not stop and self.interactive:
+                stop = await _ask(f"{what}.\nstop it? [y/N] ", self.stdin, self.out)
+            if not stop:
+                raise RunFailed(
+                    f"refusing to start: {what}",
+                    f"stop it with: qtop run {self.options.profile_ref} --stop-leftover",
+                )
+            outcome = await self.source.stop_leftover(leftover)
+            self.say(f"stopped leftover run {leftover.run_id} (SIG{outcome.signal})")
+
+    def _open_recording(self, header: Header) -> RecordingWriter | None:
+        if self.options.no_record:
+            return None
+        path = (
+            Path(self.options.record)
+            if self.options.record
+            else default_recording_path(self.source.profile.name)
+        )
+        recorder = RecordingWriter(path, header)
+        self.recording_path = path
+        self.source.state.recording_path = str(path)
+        self.say(f"recording to {path}")
+        return recorder
+
+    async def _headless(self, session: Session) -> None:
+        self._printer = ProgressPrinter(session.model, self.out, self.out.isatty())
+        loop = asyncio.get_running_loop()
+        handler_installed = True
+        try:
+            loop.add_signal_handler(signal.SIGINT, self._on_interrupt)
+        except (NotImplementedError, RuntimeError, ValueError):
+            handler_installed = False
+        try:
+            await session.run(self._printer)
+        finally:
+            if handler_installed:
+                loop.remove_signal_handler(signal.SIGINT)
+            self._printer.finish()
+
+    def _on_interrupt(self) -> None:
+        self._interrupts += 1
+        if self._interrupts == 1:
+            self._spawn(self._interrupted())
+        else:
+            self.say("interrupted again: detaching; the device run is left as it is")
+            self._spawn(self.source.detach())
+
+    def _spawn(self, work: Coroutine[object, object, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _interrupted(self) -> None:
+        run_id = self.source.state.run_id
+        if self.interactive:
+            stop = await _ask("\nstop the run on the device? [y/N] ", self.stdin, self.out)
+        else:
+            self.say("interrupted: stopping the device run (no terminal to ask on)")
+            stop = True
+        if not stop:
+            self.say(
+                f"leaving run {run_id} running on the device; stop it later with "
+                f"'qtop run {self.options.profile_ref} --stop-leftover'"
+            )
+            await self.source.detach()
+            return
+        self.say(f"stopping run {run_id}: SIGTERM to its process group, SIGKILL after 5 s")
+        try:
+            outcome = await self.source.stop_run()
+        except QtopError as exc:
+            self.say(f"error: {exc}")
+            await self.source.detach()
+            return
+        self.say(f"run {run_id} stopped (SIG{outcome.signal}); no process of it is left")
+
+    def _conclude(self, session: Session) -> int:
+        from qtop.report.render import render
+        from qtop.report.summary import summarize_model
+
+        end = session.model.end
+        name = str(self.recording_path) if self.recording_path else self.source.profile.name
+        if self.options.headless or self._printer is not None:
+            summary = summarize_model(session.model, name)
+            self.say(render([summary], "text"))
+        if session.recording_error is not None:
+            self.say(f"warning: {session.recording_error}")
+        if self.recording_path is not None:
+            self.say(f"recorded to {self.recording_path}")
+        if end is None:
+            self.say("the session ended without an end event")
+            return 1
+        self.say(f"run {end.reason}" + (f": {end.detail}" if end.detail else ""))
+        return 0 if end.reason == "completed" else 1

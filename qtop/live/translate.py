@@ -1,0 +1,329 @@
+"""Device lines to events: the pure, stateful middle of a live session.
+
+It knows nothing of links or files' byte offsets; it is fed complete lines of
+the three spool files in their order and returns events. Lines it has seen
+(by their per-file sequence number) are dropped, so feeding a line twice
+after a reconnect cannot count anything twice. Gaps are reported, never
+filled: a sampler that fell behind on the device, or lines missing from a
+file, become ``Link`` gap events with their extent in device time.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from qtop.device.protocol import (
+    AgentLogLine,
+    CalibrationLine,
+    ClockLine,
+    Line,
+    PhaseLine,
+    ProcessLine,
+    ProtocolError,
+    RunEndLine,
+    SampleLine,
+    SamplerEndLine,
+    StderrLine,
+    parse_line,
+)
+from qtop.device.refresh import RefreshEstimator
+from qtop.device.sensors import SensorPlan
+from qtop.events import Channels, End, Event, Iteration, Link, Log, PhaseChange, Sample
+
+ERROR_LINES = 10
+ERROR_CHARS = 2000
+TIMER_OVERHEAD_PREFIX = "timer_overhead_s="
+
+
+@dataclass(slots=True)
+class FileClock:
+    """Puts one file's raw microseconds on the device's uptime line."""
+
+    clock: str = ""
+    offset_us: int = 0
+    resolution_us: int = 0
+
+    def seconds(self, raw_us: int) -> float:
+        return (raw_us + self.offset_us) / 1e6
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessExit:
+    """What the host learns when one run of the command exits (the profiler hook's input)."""
+
+    run_dir: str
+    process: int
+    phase: str
+    variant: str
+    variant_index: int
+    index: int
+    start: float
+    end: float
+    wall_s: float
+    exit_status: int
+    timed_out: bool
+    stderr_tail: tuple[str, ...]
+
+
+class Translator:
+    """Feeds on spool lines, yields events."""
+
+    def __init__(
+        self,
+        sensors: SensorPlan,
+        variants: tuple[str, ...],
+        interval_s: float,
+        run_dir: str = "",
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        self.sensors = sensors
+        self.variants = variants
+        self.interval_s = interval_s
+        self.run_dir = run_dir
+        self.now = now
+        self.clocks = {"samples": FileClock(), "events": FileClock()}
+        self.last_seq = {"samples": -1, "events": -1}
+        self.counts: Counter[str] = Counter()
+        self.overhead_s: float | None = None
+        self.calibration_us: tuple[int, ...] = ()
+        self.run_end: RunEndLine | None = None
+        self.sampler_ended = False
+        self.last_device_t: float | None = None
+        self.last_sample_t: float | None = None
+        self._last_slot: int | None = None
+        self._sample_seq_base: int | None = None
+        self._stderr: dict[str, list[str]] = {}
+        self._log_seq = 0
+        self.refresh = RefreshEstimator(interval_s, {c.id: c.kind for c in sensors.channels})
+
+    # --- helpers ------------------------------------------------------------
+
+    def variant_name(self, index: int) -> str:
+        return self.variants[index - 1] if 1 <= index <= len(self.variants) else ""
+
+    def _log(self, stream: str, level: str, text: str, t: float | None = None) -> Log:
+        event = Log(
+            t=t, host_t=self.now(), seq=self._log_seq, stream=stream, level=level, text=text
+        )
+        self._log_seq += 1
+        return event
+
+    def note(self, text: str, level: str = "info", t: float | None = None) -> Log:
+        """A host-side note in the stream (stream ``qtop``)."""
+        return self._log("qtop", level, text, t)
+
+    def channels_event(self) -> Channels:
+        return Channels(host_t=self.now(), channels=self.sensors.channels)
+
+    def _parse(self, text: str) -> Line | None:
+        try:
+            return parse_line(text)
+        except ProtocolError:
+            self.counts["malformed_lines"] += 1
+            return None
+
+    def _fresh(self, file: str, line: Line, t: float | None) -> list[Event]:
+        """Events for a sequence jump; empty when in order. Raises nothing; marks seen."""
+        last = self.last_seq[file]
+        self.last_seq[file] = line.seq
+        if last < 0 or line.seq == last + 1:
+            return []
+        missing = line.seq - last - 1
+        self.counts["lost_lines"] += missing
+        self.counts["gaps"] += 1
+        gap_from = self.last_sample_t if file == "samples" else None
+        return [
+            Link(
+                t=t,
+                host_t=self.now(),
+                state="gap",
+                detail=f"{missing} line(s) of the device's {file} file are missing",
+                gap_from=gap_from,
+                gap_to=t,
+            )
+        ]
+
+    # --- the three files ----------------------------------------------------
+
+    def samples_line(self, text: str) -> list[Event]:
+        line = self._parse(text)
+        if line is None:
+            return []
+        if line.seq <= self.last_seq["samples"]:
+            self.counts["duplicates_dropped"] += 1
+            return []
+        clock = self.clocks["samples"]
+        if isinstance(line, ClockLine):
+            self.last_seq["samples"] = line.seq
+            self.clocks["samples"] = FileClock(line.clock, line.offset_us, line.resolution_us)
+            self._sample_seq_base = line.seq + 1
+            return []
+        t = clock.seconds(line.time_us)
+        events = self._fresh("samples", line, t)
+        if isinstance(line, SamplerEndLine):
+            self.sampler_ended = True
+            return events
+        if not isinstance(line, SampleLine):
+            return events
+        if events:
+            # Lines are missing: that gap already covers the slots they held.
+            self._last_slot = line.slot
+        else:
+            events.extend(self._slot_gap(line, t))
+        values = self.sensors.decode(line.values)
+        base = self._sample_seq_base if self._sample_seq_base is not None else 0
+        events.append(Sample(t=t, host_t=self.now(), seq=line.seq - base, values=values))
+        self.counts["samples"] += 1
+        self.last_sample_t = t
+        self._note_time(t)
+        for warning in self.refresh.observe(t, values):
+            events.append(self._log("qtop", "warning", warning, t))
+        return events
+
+    def _slot_gap(self, line: SampleLine, t: float) -> list[Event]:
+        last_slot, self._last_slot = self._last_slot, line.slot
+        if last_slot is None or line.slot <= last_slot + 1:
+            return []
+        skipped = line.slot - last_slot - 1
+        self.counts["missed_ticks"] += skipped
+        self.counts["gaps"] += 1
+        return [
+            Link(
+                t=t,
+                host_t=self.now(),
+                state="gap",
+                detail=f"the sampler fell behind on the device: {skipped} tick(s) not taken",
+                gap_from=self.last_sample_t,
+                gap_to=t,
+            )
+        ]
+
+    def events_line(self, text: str) -> tuple[list[Event], ProcessLine | None]:
+        """Events for one line of the run's events file, and the process line if it is one."""
+        line = self._parse(text)
+        if line is None:
+            return [], None
+        if line.seq <= self.last_seq["events"]:
+            self.counts["duplicates_dropped"] += 1
+            return [], None
+        if isinstance(line, ClockLine):
+            self.last_seq["events"] = line.seq
+            self.clocks["events"] = FileClock(line.clock, line.offset_us, line.resolution_us)
+            return [], None
+        if isinstance(line, ProcessLine):
+            # Marked as seen only by commit_process, once the host has handled it.
+            return [], line
+        t = self.clocks["events"].seconds(line.time_us)
+        events = self._fresh("events", line, t)
+        self._note_time(t)
+        if isinstance(line, CalibrationLine):
+            events.append(self._calibrated(line, t))
+        elif isinstance(line, PhaseLine):
+            events.append(self._phase(line, t))
+        elif isinstance(line, StderrLine):
+            self._stderr.setdefault(line.process, []).append(line.text)
+            events.append(self._log("stderr", "info", line.text, t))
+        elif isinstance(line, AgentLogLine):
+            events.append(self._log("agent", line.level, line.text, t))
+        elif isinstance(line, RunEndLine):
+            self.run_end = line
+        return events, None
+
+    def stdout_line(self, text: str) -> list[Event]:
+        self.counts["stdout_lines"] += 1
+        return [self._log("stdout", "info", text)]
+
+    def _note_time(self, t: float) -> None:
+        if self.last_device_t is None or t > self.last_device_t:
+            self.last_device_t = t
+
+    def _calibrated(self, line: CalibrationLine, t: float) -> Log:
+        self.calibration_us = line.durations_us
+        if line.durations_us:
+            self.overhead_s = statistics.median(line.durations_us) / 1e6
+        else:
+            self.overhead_s = 0.0
+        clock = self.clocks["events"]
+        return self._log(
+            "agent",
+            "info",
+            f"{TIMER_OVERHEAD_PREFIX}{self.overhead_s:.9f} (median of "
+            f"{len(line.durations_us)} empty commands through the measured path; clock "
+            f"{clock.clock or 'unknown'})",
+            t,
+        )
+
+    def _phase(self, line: PhaseLine, t: float) -> PhaseChange:
+        duration = line.planned_duration_us / 1e6 if line.planned_duration_us is not None else None
+        return PhaseChange(
+            t=t,
+            host_t=self.now(),
+            phase=line.phase,
+            variant=self.variant_name(line.variant),
+            planned_iterations=line.planned_iterations,
+            planned_duration_s=duration,
+            note=line.note,
+        )
+
+    # --- processes and iterations -------------------------------------------
+
+    def process_exit(self, line: ProcessLine) -> ProcessExit:
+        clock = self.clocks["events"]
+        tail = tuple(self._stderr.get(str(line.process), ())[-ERROR_LINES:])
+        wall = (line.end_us - line.start_us) / 1e6
+        return ProcessExit(
+            run_dir=self.run_dir,
+            process=line.process,
+            phase=line.phase,
+            variant=self.variant_name(line.variant),
+            variant_index=line.variant,
+            index=line.index,
+            start=clock.seconds(line.start_us),
+            end=clock.seconds(line.end_us),
+            wall_s=max(0.0, wall - (self.overhead_s or 0.0)),
+            exit_status=line.exit_status,
+            timed_out=line.timed_out,
+            stderr_tail=tail,
+        )
+
+    def commit_process(self, line: ProcessLine) -> list[Event]:
+        """Mark a process line handled; returns a gap event if lines before it are missing."""
+        self._stderr.pop(str(line.process), None)
+        t = self.clocks["events"].seconds(line.time_us)
+        self._note_time(t)
+        return self._fresh("events", line, t)
+
+    def iteration(self, exit: ProcessExit) -> Iteration:
+        """The ``wall`` latency source: one iteration per run of the command."""
+        error = None
+        if exit.timed_out:
+            error = "timed out (stopped with SIGINT, then SIGTERM, then SIGKILL)"
+        elif exit.exit_status != 0:
+            error = "\n".join(exit.stderr_tail)[-ERROR_CHARS:] or f"exit status {exit.exit_status}"
+        self.counts["iterations"] += 1
+        if exit.exit_status != 0:
+            self.counts["failed_iterations"] += 1
+        return Iteration(
+            t=exit.end,
+            host_t=self.now(),
+            seq=exit.process,
+            index=exit.index,
+            phase=exit.phase,
+            variant=exit.variant,
+            start=exit.start,
+            end=exit.end,
+            latency_s=exit.wall_s,
+            exit_status=exit.exit_status,
+            error=error,
+        )
+
+    def end_event(self, reason: str, detail: str, extra: dict[str, int] | None = None) -> End:
+        counts = dict(self.counts)
+        counts.update(extra or {})
+        return End(
+            t=self.last_device_t, host_t=self.now(), reason=reason, detail=detail, counts=counts
+        )

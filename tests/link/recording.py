@@ -1,0 +1,51 @@
+"""Run a LiveSource to its end into a recording, and check a recording's integrity."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from qtop.live.source import LiveSource
+from qtop.record.writer import RecordingWriter
+from qtop.session import Session
+
+
+async def record(source: LiveSource, path: Path, observer=None) -> list[dict[str, Any]]:
+    header = await source.start()
+    recorder = RecordingWriter(path, header)
+    session = Session(source, recorder=recorder)
+    session.model.apply(header)
+    try:
+        await session.run(observer)
+    finally:
+        await source.close()
+    return load(path)
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def of_kind(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [e for e in events if e["kind"] == kind]
+
+
+def check_complete(events: list[dict[str, Any]], processes: int, faults: int) -> None:
+    """Contiguous, unduplicated samples and iterations; one reconnect per fault; run completed."""
+    assert events[0]["kind"] == "header" and events[-1]["kind"] == "end"
+    samples = [e["seq"] for e in of_kind(events, "sample")]
+    assert samples == list(range(len(samples))), "sample seq not contiguous from 0"
+    iterations = [e["seq"] for e in of_kind(events, "iteration")]
+    assert iterations == list(range(processes))
+    links = Counter(e["state"] for e in of_kind(events, "link"))
+    assert links["disconnected"] == faults
+    assert links["reconnected"] == faults
+    assert links["gap"] == 0
+    end = events[-1]
+    assert end["reason"] == "completed", end
+    assert end["counts"]["reconnects"] == faults
+    assert end["counts"]["samples"] == len(samples)
+    assert end["counts"]["iterations"] == processes
+    assert "lost_lines" not in end["counts"]

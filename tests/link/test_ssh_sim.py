@@ -1,0 +1,172 @@
+"""LiveSource over real SSH against the simulated board, with faults injected."""
+
+import asyncio
+import json
+import statistics
+import time
+
+import pytest
+
+from qtop.device.plan import RunOptions
+from qtop.events import Iteration, Sample
+from qtop.live.backoff import Backoff
+from qtop.live.source import LiveSource
+from qtop.profiles import load_profile_text
+from qtop.sim import start_sim
+from qtop.transport.ssh import SSHTarget, SSHTransport
+
+from .proxy import SilentDropProxy
+from .recording import check_complete, of_kind, record
+
+FAST = Backoff(initial_s=0.1, maximum_s=0.5)
+NETRUN = (
+    "qnn-net-run --backend libQnnHtp.so --retrieve_context "
+    '"$QTOP_SIM_ROOT/data/local/tmp/prismml/prismml_w8a8_seq64.bin" '
+    '--input_list "$QTOP_SIM_ROOT/data/local/tmp/prismml/inputs.txt" '
+    '--output_dir "$QTOP_SIM_ROOT/data/local/tmp/prismml/out" --num_inferences {n}'
+)
+
+
+def sim_profile(sim, run: str, port: int | None = None, keepalive: str = ""):
+    overrides = sim.device_overrides()
+    text = (
+        "name: simlink\n"
+        "device:\n"
+        f"  host: {overrides['host']}\n"
+        f"  port: {port or overrides['port']}\n"
+        f"  user: {overrides['user']}\n"
+        f"  identity_file: {overrides['identity_file']}\n"
+        f"  known_hosts: {overrides['known_hosts']}\n"
+        "  sysfs_root: $QTOP_SIM_SYSFS\n"
+        f"  spool_dir: {overrides['spool_dir']}\n"
+        "  sample_interval: 50ms\n"
+        f"{keepalive}"
+        f"run: {run}\n"
+    )
+    return load_profile_text(text, "simlink.yaml")
+
+
+def sim_source(profile, options=None):
+    target = SSHTarget.from_profile(profile.device)
+    return LiveSource(
+        profile,
+        SSHTransport(target),
+        source_kind="sim",
+        backoff=FAST,
+        run_options=options or RunOptions(calibrations=5),
+    )
+
+
+class FaultInjector:
+    """A session observer that injects a fault each time the stream reaches the next count.
+
+    A fault fires only while the link is up, so every fault is one disconnection.
+    """
+
+    def __init__(self, source, counts, fault):
+        self.source = source
+        self.pending = sorted(counts)
+        self.fault = fault
+        self.injected = 0
+        self.seen = 0
+        self._tasks = set()
+
+    def __call__(self, batch):
+        for event in batch:
+            if isinstance(event, Sample | Iteration):
+                self.seen += 1
+        if self.pending and self.seen >= self.pending[0] and self.source.state.link == "connected":
+            self.pending.pop(0)
+            self.injected += 1
+            task = asyncio.ensure_future(self.fault(self.injected))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+
+async def test_a_run_over_ssh_survives_a_dropped_connection(tmp_path):
+    async with start_sim(tmp_path / "sim", variant="glasses", time_scale=20) as sim:
+        run = "{command: '" + NETRUN.format(n=2) + "', warmup: 1, iterations: 12}"
+        source = sim_source(sim_profile(sim, run))
+        injector = FaultInjector(source, [10], lambda _: sim.drop_connections())
+        events = await record(source, tmp_path / "run.jsonl", injector)
+    assert injector.injected == 1
+    check_complete(events, processes=13, faults=1)
+    header = events[0]
+    assert header["source"] == "sim"
+    assert header["device"]["shell"].startswith("bash")
+    ids = [c["id"] for c in of_kind(events, "channels")[0]["channels"]]
+    assert "thermal/nsp-0-0-0-thermal" in ids and "power/battery/power" in ids
+    battery = [s["values"]["power/battery/current"] for s in of_kind(events, "sample")]
+    assert all(value is not None and value < 0 for value in battery)
+    assert all(i["exit_status"] == 0 for i in of_kind(events, "iteration"))
+
+
+@pytest.mark.slow
+async def test_repeated_aborts_and_a_server_restart_lose_nothing(tmp_path):
+    async with start_sim(tmp_path / "sim", variant="evk", time_scale=20) as sim:
+        run = "{command: '" + NETRUN.format(n=3) + "', warmup: 2, iterations: 100}"
+        source = sim_source(sim_profile(sim, run))
+
+        async def fault(number):
+            if number == 3:
+                await sim.restart_ssh()
+            else:
+                await sim.drop_connections()
+
+        injector = FaultInjector(source, [15, 40, 65, 90, 115], fault)
+        events = await record(source, tmp_path / "run.jsonl", injector)
+    assert injector.injected == 5
+    check_complete(events, processes=102, faults=5)
+
+
+@pytest.mark.slow
+async def test_a_silent_drop_is_noticed_by_keepalives_and_resumed(tmp_path):
+    async with start_sim(tmp_path / "sim", variant="evk", time_scale=20) as sim:
+        proxy = SilentDropProxy(sim.host, sim.port)
+        port = await proxy.start()
+        keepalive = "  keepalive_interval: 300ms\n  keepalive_count_max: 2\n"
+        run = "{command: '" + NETRUN.format(n=3) + "', warmup: 0, iterations: 30}"
+        profile = sim_profile(sim, run, port=port, keepalive=keepalive)
+        # The proxy's port is not the sim's: trust the sim's key there too.
+        known = sim.known_hosts_path.read_text().replace(f"]:{sim.port}", f"]:{port}")
+        (tmp_path / "known_hosts").write_text(known)
+        profile = profile.replace_device(known_hosts=str(tmp_path / "known_hosts"))
+        source = sim_source(profile)
+        silenced_at = []
+
+        def observe(batch):
+            if not silenced_at and any(isinstance(e, Iteration) for e in batch):
+                silenced_at.append(time.time())
+                proxy.go_silent()
+
+        events = await record(source, tmp_path / "run.jsonl", observe)
+        await proxy.close()
+    check_complete(events, processes=30, faults=1)
+    disconnected = next(e for e in of_kind(events, "link") if e["state"] == "disconnected")
+    detection_s = disconnected["host_t"] - silenced_at[0]
+    assert 0.3 < detection_s < 2.5, detection_s
+
+
+@pytest.mark.slow
+async def test_wall_latency_matches_the_ground_truth_at_the_median(tmp_path):
+    """Calibrated through the tool's own no-op, as docs/simulator.md prescribes.
+
+    The simulated tools are bash scripts: their start-up is outside the ground
+    truth, so the timer is calibrated with ``qnn-net-run --version`` and that
+    no-op's own ``wall_s`` is added back.
+    """
+    async with start_sim(tmp_path / "sim", variant="glasses", time_scale=1, seed=3) as sim:
+        run = "{command: '" + NETRUN.format(n=3) + "', warmup: 2, iterations: 60}"
+        options = RunOptions(calibrations=21, calibration_command="qnn-net-run --version")
+        source = sim_source(sim_profile(sim, run), options)
+        events = await record(source, tmp_path / "run.jsonl")
+        truth = [json.loads(line) for line in sim.ground_truth_path.read_text().splitlines()]
+    noop = [t["wall_s"] for t in truth if "--version" in t["argv"]][1:]
+    runs = [t["wall_s"] for t in truth if "--version" not in t["argv"]][2:]
+    measured = [i["latency_s"] for i in of_kind(events, "iteration") if i["phase"] == "measure"]
+    assert len(noop) == 21
+    assert len(measured) == len(runs) == 60
+    true_median = statistics.median(runs)
+    measured_median = statistics.median(measured) + statistics.median(noop)
+    tolerance = max(0.01 * true_median, 0.0002)
+    assert abs(measured_median - true_median) <= tolerance, (measured_median, true_median)

@@ -1,0 +1,95 @@
+from qtop.device.probe import parse_probe
+from qtop.device.sensors import plan_sensors
+from qtop.events import Iteration, Link, Log, PhaseChange, Sample
+from qtop.live.translate import Translator
+from qtop.profiles import DeviceProfile
+
+PROBE = "root\t/s\nzone\t/s/z0\tnsp-0\t40000\nend\n"
+
+
+def translator():
+    sensors = plan_sensors(parse_probe(PROBE), DeviceProfile(cpufreq="none"))
+    return Translator(sensors, ("w8a8", "w8a16"), 0.1, run_dir="/tmp/r", now=lambda: 5.0)
+
+
+def test_samples_are_placed_on_the_uptime_line_and_never_counted_twice():
+    tr = translator()
+    assert tr.samples_line("K\t0\t1000\tepoch\t-400\t1") == []
+    first = tr.samples_line("S\t1\t100600\t0\t41000\t")
+    assert first == [
+        Sample(
+            t=0.1002, host_t=5.0, seq=0, values={"thermal/nsp-0": 41.0, "memory/command_rss": None}
+        )
+    ]
+    assert tr.samples_line("S\t1\t100600\t0\t41000\t") == []
+    assert tr.counts["duplicates_dropped"] == 1
+    assert tr.samples_line("S\t2\t200600\t1\t41100\t")[0].seq == 1
+
+
+def test_a_sampler_that_fell_behind_is_a_gap_with_its_extent():
+    tr = translator()
+    tr.samples_line("K\t0\t0\tuptime\t0\t10000")
+    tr.samples_line("S\t1\t1000000\t0\t41000\t")
+    events = tr.samples_line("S\t2\t1500000\t5\t41000\t")
+    gap, sample = events
+    assert gap == Link(
+        t=1.5,
+        host_t=5.0,
+        state="gap",
+        detail="the sampler fell behind on the device: 4 tick(s) not taken",
+        gap_from=1.0,
+        gap_to=1.5,
+    )
+    assert sample.seq == 1
+    assert tr.counts["missed_ticks"] == 4
+
+
+def test_missing_lines_are_a_gap_too():
+    tr = translator()
+    tr.samples_line("K\t0\t0\tuptime\t0\t10000")
+    tr.samples_line("S\t1\t1000000\t0\t1\t")
+    gap, sample = tr.samples_line("S\t4\t1300000\t3\t1\t")
+    assert gap.state == "gap" and gap.detail.startswith("2 line(s)")
+    assert sample.seq == 3
+    assert tr.counts["gaps"] == 1 and tr.counts["lost_lines"] == 2
+    assert "missed_ticks" not in tr.counts
+
+
+def test_process_lines_become_iterations_net_of_the_timer_overhead():
+    tr = translator()
+    tr.events_line("K\t0\t0\tepoch\t-1000000\t1")
+    (log,), _ = tr.events_line("C\t1\t2000000\t300,100,200")
+    assert log.stream == "agent" and log.text.startswith("timer_overhead_s=0.000200000 ")
+    (phase,), _ = tr.events_line("P\t2\t2000100\tmeasure\t2\t10\t\t")
+    assert phase == PhaseChange(
+        t=1.0001, host_t=5.0, phase="measure", variant="w8a16", planned_iterations=10
+    )
+    (stderr,), _ = tr.events_line("E\t3\t3000000\t0\tno such file")
+    assert stderr == Log(t=2.0, host_t=5.0, seq=1, stream="stderr", text="no such file")
+    events, process = tr.events_line("I\t4\t3000000\t0\tmeasure\t2\t0\t2500000\t3000000\t1\t0")
+    assert events == [] and process is not None
+    # Not marked as seen until committed: a reconnect may hand it over again.
+    assert tr.events_line("I\t4\t3000000\t0\tmeasure\t2\t0\t2500000\t3000000\t1\t0")[1] == process
+    iteration = tr.iteration(tr.process_exit(process))
+    assert tr.commit_process(process) == []
+    assert iteration == Iteration(
+        t=2.0,
+        host_t=5.0,
+        seq=0,
+        index=0,
+        phase="measure",
+        variant="w8a16",
+        start=1.5,
+        end=2.0,
+        latency_s=0.4998,
+        exit_status=1,
+        error="no such file",
+    )
+    assert tr.events_line("I\t4\t3000000\t0\tmeasure\t2\t0\t2500000\t3000000\t1\t0")[1] is None
+
+
+def test_malformed_lines_are_counted_not_fatal():
+    tr = translator()
+    assert tr.events_line("garbage") == ([], None)
+    assert tr.samples_line("S\tx") == []
+    assert tr.counts["malformed_lines"] == 2
