@@ -104,6 +104,7 @@ class SimBoard:
         self._service = ToolService(self, token, HANDLERS)
         port = self._service.start()
         install_tools(self.bin_dir, port, self.token_path)
+        self._service.calibrate(self.bin_dir / "qnn-net-run")
         self.started = True
         return self
 

@@ -11,6 +11,13 @@ handler is interrupted and must write none of its at-exit files.
 
 One thread per connection keeps sleeps precise (``Event.wait`` on the
 monotonic clock) and independent of any asyncio loop.
+
+A native tool's process lives as long as its work; a bash script adds its own
+start-up (exec, bash's initialisation, connecting here) and exit. The board
+measures that when it starts (``ToolService.calibrate``) and every handler's
+clock starts that much before the request arrives, so the process
+lives for the simulated duration and the ground truth's ``wall_s`` is what
+a device-side timer, calibrated against an empty command, should measure.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ import contextlib
 import hmac
 import random
 import socket
+import statistics
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -98,6 +107,7 @@ class ToolContext:
     invocation: int
     start: float
     tool_started: float | None
+    received_epoch: float = 0.0
     truth: dict[str, Any] = field(default_factory=dict)
     # Output produced all at once at exit (the viewer's render): sent after the status.
     final_stdout: str | None = None
@@ -186,6 +196,9 @@ class ToolService:
         self._invocations = 0
         self._closed = False
         self.port = 0
+        # Measured by calibrate(): the script's own start-up and exit (seconds).
+        self.overhead_s = 0.0
+        self._observed: list[tuple[float, float]] | None = None
 
     def start(self) -> int:
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -199,6 +212,44 @@ class ToolService:
         )
         self._thread.start()
         return self.port
+
+    def calibrate(self, tool_path: Path, runs: int = 15) -> float:
+        """Measure what running the tool script through ``sh -c`` costs beyond its work.
+
+        Like hyperfine, a command's cost is taken against an empty ``sh -c :``:
+        the difference between the two, less the time the service spent, is
+        the script's own start-up and exit, which a native tool would not have.
+        """
+        script = (
+            f"for i in $(seq {runs}); do t0=$EPOCHREALTIME; sh -c :; t1=$EPOCHREALTIME; "
+            'sh -c \'"$0" --version\' "$0" >/dev/null 2>&1; '
+            'printf "%s %s %s\\n" "$t0" "$t1" "$EPOCHREALTIME"; done'
+        )
+        self._observed = []
+        try:
+            result = subprocess.run(
+                ["bash", "-c", script, str(tool_path)],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
+            observed = self._observed
+        finally:
+            self._observed = None
+        stamps = [[float(v) for v in line.split()] for line in result.stdout.splitlines()]
+        runs_seen = list(zip(stamps, observed, strict=False))
+        # The first runs warm the page cache; the median of the rest is what a run costs.
+        usable = runs_seen[2:] if len(runs_seen) > 4 else runs_seen
+        if usable:
+            self.overhead_s = max(
+                0.0,
+                statistics.median(
+                    (t2 - t1) - (t1 - t0) - (ended - received)
+                    for (t0, t1, t2), (received, ended) in usable
+                ),
+            )
+        return self.overhead_s
 
     def stop(self) -> None:
         with self._lock:
@@ -252,7 +303,8 @@ class ToolService:
             argv = [connection.field() for _ in range(int(fields[8]))]
         except (ValueError, OSError):
             return None
-        start = time.monotonic()
+        received = time.monotonic()
+        received_epoch = time.time()
         sock.settimeout(None)
         protocol, token, tool, pid, epoch, cwd, adsp, ld_path, _ = fields
         if protocol.encode() != PROTOCOL or not hmac.compare_digest(token.encode(), self._token):
@@ -270,8 +322,9 @@ class ToolService:
             env={"ADSP_LIBRARY_PATH": adsp, "LD_LIBRARY_PATH": ld_path},
             board=self.board,
             invocation=invocation,
-            start=start,
-            tool_started=_monotonic_from_epoch(epoch, start),
+            start=received - self.overhead_s,
+            tool_started=_monotonic_from_epoch(epoch, received),
+            received_epoch=received_epoch,
             _sock=sock,
         )
         threading.Thread(
@@ -291,9 +344,13 @@ class ToolService:
         finally:
             npu.release(context.invocation)
             npu.tool_finished()
-        # The record is written before the exit status is sent, so it is there by the
-        # time the tool's process has exited.
-        self._record(context, status, time.monotonic())
+        observed = self._observed
+        if observed is not None:
+            observed.append((context.received_epoch, time.time()))
+        else:
+            # The record is written before the exit status is sent, so it is there by
+            # the time the tool's process has exited.
+            self._record(context, status, time.monotonic())
         if status is not None:
             with contextlib.suppress(ToolAborted, OSError):
                 self._finish(context, status)
