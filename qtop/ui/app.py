@@ -9,6 +9,7 @@ of events costs one redraw, and a replay at full speed cannot flood the screen.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterable, Sequence
 from typing import ClassVar
@@ -44,6 +45,7 @@ from qtop.ui.playback import Playback
 from qtop.ui.screens.confirm import ConfirmScreen
 from qtop.ui.screens.help import HelpScreen
 from qtop.ui.screens.marker import MarkerScreen
+from qtop.ui.screens.quit import QuitChoice, QuitScreen
 from qtop.ui.stream_log import StreamLog
 from qtop.ui.view import View
 
@@ -101,6 +103,7 @@ class QtopApp(App[int]):
         self.stream = StreamLog()
         self.analysis: LiveAnalysis | None = None
         self.session_error: QtopError | None = None
+        self.session_finished = False
         self.pinned_variant: str | None = None
         self._refresh_period = 1.0 / refresh_hz
         self._analysis_period = 1.0 / analysis_hz
@@ -163,6 +166,7 @@ class QtopApp(App[int]):
         self._changed = True
 
     def on_session_finished(self, message: SessionFinished) -> None:
+        self.session_finished = True
         self.session_error = message.error
         self._changed = True
         if message.error is not None:
@@ -325,6 +329,40 @@ class QtopApp(App[int]):
         self.session.recording_paused = not self.session.recording_paused
         self._changed = True
         self.notify("recording paused" if self.session.recording_paused else "recording resumed")
+
+    async def action_quit(self) -> None:
+        """Quit; while a device run is still going, ask whether to stop it first."""
+        source = self.session.source
+        if hasattr(source, "stop_run") and not self.session_finished:
+            state = getattr(source, "state", None)
+            self.push_screen(QuitScreen(getattr(state, "run_id", "") or ""), self._quit_choice)
+            return
+        self.exit()
+
+    def _quit_choice(self, choice: QuitChoice | None) -> None:
+        if choice == "stop":
+            self.notify("stopping the run on the device, then quitting")
+            self.end_run_and_quit(stop=True)
+        elif choice == "leave":
+            self.end_run_and_quit(stop=False)
+
+    @work(exclusive=True, group="stop", exit_on_error=False)
+    async def end_run_and_quit(self, stop: bool) -> None:
+        """Stop the device run (or detach from it), let its last events in, then quit."""
+        source = self.session.source
+        try:
+            if stop:
+                await source.stop_run()  # type: ignore[attr-defined]
+            elif hasattr(source, "detach"):
+                await source.detach()
+        except QtopError as exc:
+            self.notify(str(exc), title="the run was not stopped", severity="error", timeout=30)
+            return
+        for _ in range(100):
+            if self.session_finished:
+                break
+            await asyncio.sleep(0.05)
+        self.exit()
 
     def action_stop_run(self) -> None:
         self.push_screen(

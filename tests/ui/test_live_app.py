@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
@@ -177,3 +178,74 @@ async def test_a_failed_stop_is_reported_and_the_app_keeps_running(tmp_path):
         await pilot.press("s", "y")
         await until(pilot, lambda: any("cannot reach the board" in m for m in told))
         assert app.is_running
+
+
+class DetachableSource(ScriptedSource):
+    """A device run whose stream ends with an End once it is stopped or detached from."""
+
+    detached = False
+
+    async def events(self):
+        for event in self._events:
+            await self.release.wait()
+            if self.stopped or self.detached:
+                break
+            await asyncio.sleep(self.delay_s)
+            yield event
+        if self.stopped:
+            yield End(reason="stopped", detail="stopped from the UI")
+        elif self.detached:
+            yield End(reason="interrupted", detail="qtop detached")
+
+    async def stop_run(self) -> None:
+        self.stopped = True
+        self.release.set()
+
+    async def detach(self) -> None:
+        self.detached = True
+        self.release.set()
+
+
+async def quit_with(tmp_path, key: str):
+    events = simple_session_events()
+    source = DetachableSource(events[1:-1], 0.02)
+    writer = RecordingWriter(tmp_path / "live.jsonl", events[0])
+    session = Session(source, recorder=writer)
+    session.model.apply(events[0])
+    app = QtopApp(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: session.model.sample_count > 3)
+        await pilot.press("q")
+        assert app.screen.__class__.__name__ == "QuitScreen"
+        await pilot.press(key)
+        await until(pilot, lambda: not app.is_running or app._exit_renderables is not None)
+    return source, writer, app
+
+
+async def test_quitting_during_a_live_run_asks_and_can_stay(tmp_path):
+    events = simple_session_events()
+    source = DetachableSource(events[1:], 0.002)
+    session = Session(source)
+    session.model.apply(events[0])
+    app = QtopApp(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: session.model.sample_count > 3)
+        await pilot.press("q")
+        assert app.screen.__class__.__name__ == "QuitScreen"
+        await pilot.press("escape")
+        await settle(pilot, app)
+        assert app.is_running and not source.stopped and not source.detached
+
+
+async def test_quitting_can_stop_the_device_run_and_records_why(tmp_path):
+    source, writer, _app = await quit_with(tmp_path, "s")
+    assert source.stopped and not source.detached
+    last = lines_of(writer.path)[-1]
+    assert last["kind"] == "end" and last["reason"] == "stopped"
+
+
+async def test_quitting_can_leave_the_device_run_going(tmp_path):
+    source, writer, _app = await quit_with(tmp_path, "l")
+    assert source.detached and not source.stopped
+    last = lines_of(writer.path)[-1]
+    assert last["kind"] == "end" and last["reason"] == "interrupted"
