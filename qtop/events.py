@@ -13,11 +13,11 @@ received and is never used for latency, rates or energy.
 
 from __future__ import annotations
 
-import dataclasses
-import types
 import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
+
+from qtop.codec import decode_dataclass, encode_dataclass
 
 RECORDING_FORMAT = "qtop-recording"
 RECORDING_VERSION = 1
@@ -205,100 +205,10 @@ EVENT_TYPES: dict[str, type[Event]] = {
 }
 
 
-# --- dict codec -------------------------------------------------------------
-#
-# The codec is driven by the dataclass type hints so that adding a field is a
-# one-line change. Hints are resolved once per class.
-
-_NESTED: dict[type, type] = {}
-_HINTS: dict[type, dict[str, Any]] = {}
-
-
-def _hints(cls: type) -> dict[str, Any]:
-    hints = _HINTS.get(cls)
-    if hints is None:
-        resolved = typing.get_type_hints(cls)
-        names = {f.name for f in dataclasses.fields(cls)}
-        hints = {name: hint for name, hint in resolved.items() if name in names}
-        _HINTS[cls] = hints
-    return hints
-
-
-def _encode_value(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _encode_plain(value)
-    if isinstance(value, tuple):
-        return [_encode_value(item) for item in value]
-    return value
-
-
-def _encode_plain(obj: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name in _hints(type(obj)):
-        value = getattr(obj, name)
-        if value is None:
-            continue
-        out[name] = _encode_value(value)
-    return out
-
-
 def _encode_event(event: Event) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": event.kind}
-    out.update(_encode_plain(event))
+    out.update(encode_dataclass(event, omit="none"))
     return out
-
-
-def _decode_value(hint: Any, value: Any, where: str) -> Any:
-    origin = typing.get_origin(hint)
-    if origin in (types.UnionType, typing.Union):
-        if value is None:
-            return None
-        inner = [arg for arg in typing.get_args(hint) if arg is not type(None)]
-        return _decode_value(inner[0], value, where)
-    if origin is tuple:
-        if not isinstance(value, list | tuple):
-            raise EventDecodeError(f"{where}: expected a list, got {type(value).__name__}")
-        item_hint = typing.get_args(hint)[0]
-        return tuple(_decode_value(item_hint, item, where) for item in value)
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise EventDecodeError(f"{where}: expected an object, got {type(value).__name__}")
-        return dict(value)
-    if origin is Literal:
-        return value
-    if dataclasses.is_dataclass(hint):
-        if not isinstance(value, dict):
-            raise EventDecodeError(f"{where}: expected an object, got {type(value).__name__}")
-        return _decode_plain(hint, value, where)
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise EventDecodeError(f"{where}: expected a number, got {value!r}")
-        return float(value)
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise EventDecodeError(f"{where}: expected an integer, got {value!r}")
-        return value
-    if hint is str:
-        if not isinstance(value, str):
-            raise EventDecodeError(f"{where}: expected a string, got {value!r}")
-        return value
-    return value
-
-
-def _decode_plain(cls: type, data: dict[str, Any], where: str) -> Any:
-    hints = _hints(cls)
-    kwargs = {}
-    for name, value in data.items():
-        hint = hints.get(name)
-        if hint is None:
-            # A newer writer of the same format version may add fields; they
-            # are additive by the format's rules, so dropping them is safe.
-            continue
-        kwargs[name] = _decode_value(hint, value, f"{where}.{name}")
-    try:
-        return cls(**kwargs)
-    except TypeError as exc:
-        raise EventDecodeError(f"{where}: {exc}") from None
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:
@@ -310,4 +220,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     if cls is None:
         raise EventDecodeError(f"unknown event kind {kind!r}")
     body = {key: value for key, value in data.items() if key != "kind"}
-    return _decode_plain(cls, body, kind)
+    try:
+        return decode_dataclass(cls, body, kind)
+    except ValueError as exc:
+        raise EventDecodeError(str(exc)) from None

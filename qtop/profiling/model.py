@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from qtop.profiling.codec import decode_dataclass, encode_dataclass
+from qtop.codec import decode_dataclass, encode_dataclass
 
 Number = int | float
 

@@ -1,9 +1,15 @@
 """Frozen dataclasses to plain JSON dicts and back, driven by their type hints.
 
-Fields equal to their default are left out, so a report of a thousand ops
-stays small in a recording; decoding puts the defaults back, which keeps the
-round trip exact. Supported hints: str, int, float, bool, ``int | float``,
-``X | None``, ``tuple[X, ...]``, ``dict[str, str]`` and nested dataclasses.
+One codec for the events of a recording and for the parsed profiler reports
+they carry, so both round-trip exactly and fail the same way on bad input.
+What is left out is chosen per caller: fields equal to their default
+(``omit="default"``, a report of a thousand ops stays small) or only fields
+that are ``None`` (``omit="none"``, so a recording keeps ``exit_status: 0``
+for readers such as jq). Decoding puts the left-out values back.
+
+Supported hints: str, int, float, bool, ``int | float``, ``X | None``,
+``Literal[...]``, ``tuple[X, ...]``, nested dataclasses, ``dict[str, str]``
+(checked), and ``dict[str, Any]`` or any other dict (plain JSON, kept as is).
 """
 
 from __future__ import annotations
@@ -12,7 +18,9 @@ import dataclasses
 import math
 import types
 import typing
-from typing import Any
+from typing import Any, Literal
+
+Omit = Literal["default", "none"]
 
 _HINTS: dict[type, dict[str, Any]] = {}
 _DEFAULTS: dict[type, dict[str, Any]] = {}
@@ -34,27 +42,34 @@ def _hints(cls: type) -> dict[str, Any]:
     return hints
 
 
-def _encode(value: Any) -> Any:
+def _encode(value: Any, omit: Omit) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return encode_dataclass(value)
+        return encode_dataclass(value, omit)
     if isinstance(value, tuple | list):
-        return [_encode(item) for item in value]
+        return [_encode(item, omit) for item in value]
     if isinstance(value, dict):
-        return {key: _encode(item) for key, item in value.items()}
+        return {key: _encode(item, omit) for key, item in value.items()}
     return value
 
 
-def encode_dataclass(obj: Any) -> dict[str, Any]:
-    """A plain dict of the fields that differ from their defaults."""
+def encode_dataclass(obj: Any, omit: Omit = "default") -> dict[str, Any]:
+    """A plain dict of the fields, without those ``omit`` names (see the module doc)."""
     cls = type(obj)
     hints = _hints(cls)
     defaults = _DEFAULTS[cls]
     out: dict[str, Any] = {}
     for name in hints:
         value = getattr(obj, name)
-        if name in defaults and value == defaults[name] and type(value) is type(defaults[name]):
+        if omit == "none" and value is None:
             continue
-        out[name] = _encode(value)
+        if (
+            omit == "default"
+            and name in defaults
+            and value == defaults[name]
+            and type(value) is type(defaults[name])
+        ):
+            continue
+        out[name] = _encode(value, omit)
     return out
 
 
@@ -82,11 +97,17 @@ def _decode(hint: Any, value: Any, where: str) -> Any:
         item_hint = typing.get_args(hint)[0]
         return tuple(_decode(item_hint, item, f"{where}[{i}]") for i, item in enumerate(value))
     if origin is dict:
-        if not isinstance(value, dict) or not all(
+        if not isinstance(value, dict):
+            raise ValueError(f"{where}: expected an object, got {type(value).__name__}")
+        if typing.get_args(hint) == (str, str) and not all(
             isinstance(k, str) and isinstance(v, str) for k, v in value.items()
         ):
             raise ValueError(f"{where}: expected an object of strings")
         return dict(value)
+    if origin is Literal:
+        if value not in typing.get_args(hint):
+            raise ValueError(f"{where}: {value!r} is not one of {typing.get_args(hint)}")
+        return value
     if dataclasses.is_dataclass(hint):
         return decode_dataclass(hint, value, where)
     if hint is bool:
