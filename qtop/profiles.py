@@ -546,11 +546,11 @@ def _run(reader: _Reader) -> RunProfile:
             "'--profile' with that path in the command",
         )
     if run.latency_source == "execute_stats" and (
-        run.profiler is None or run.profiler.kind != "qnn_log"
+        run.profiler is None or run.profiler.kind not in ("qnn_log", "optrace")
     ):
         raise reader.error(
             "run.latency_source: 'execute_stats' reads qnn-net-run's profiling log, but no "
-            "qnn_log profiler output is set",
+            "qnn_log (or optrace) profiler output is set",
             fix="add 'profiler: {kind: qnn_log, path: <the --output_dir of the command>}'",
         )
     return run

@@ -11,7 +11,9 @@ DESCRIPTION = """\
 Start the simulated board (an SSH server on 127.0.0.1 with a thermal model and
 simulated qnn-net-run / genie-t2t-run) and open the live UI on a run against it:
 everything qtop does, with no hardware. The run is profiles/sim-evk.yaml,
-reached over real SSH; thermal time runs 10 times faster than wall time.
+reached over real SSH: per-inference latency from the Execute Stat blocks of
+each qnn-net-run's profiling log, the HTP linting breakdown in the ops pane,
+and thermals; thermal time runs 10 times faster than wall time.
 
 examples:
   qtop demo
@@ -39,18 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from qtop.sim import start_sim
     from qtop.transport.ssh import SSHTarget, SSHTransport
 
-    profile = load_profile(resolve_profile(DEMO_PROFILE))
-    hook = profiler_hook_for(profile)
-    note = None
-    if profile.run.latency_source != "wall" and hook is None:
-        # Until the profiler integration registers its hook, the demo times whole
-        # qnn-net-run processes on the device instead of parsing their execute stats.
-        note = (
-            f"note: latency_source '{profile.run.latency_source}' is not wired in this build; "
-            "the demo measures each qnn-net-run process's wall time instead"
-        )
-        profile = profile.replace_run(latency_source="wall", profiler=None)
-    profile = apply_overrides(profile, args)
+    profile = apply_overrides(load_profile(resolve_profile(DEMO_PROFILE)), args)
     options = LiveOptions(
         profile_ref=DEMO_PROFILE,
         record=args.record,
@@ -62,10 +53,8 @@ def run(args: argparse.Namespace) -> int:
         async with start_sim(state_dir, variant="evk", time_scale=DEMO_TIME_SCALE) as sim:
             used = profile.replace_device(**sim.device_overrides())
             print(f"simulated board on {sim.host}:{sim.port} (state in {state_dir})")
-            if note:
-                print(note)
             transport = SSHTransport(SSHTarget.from_profile(used.device))
-            source = LiveSource(used, transport, source_kind="sim", hook=hook)
+            source = LiveSource(used, transport, source_kind="sim", hook=profiler_hook_for(used))
             return await LiveRun(source, options).run(open_ui)
 
     with tempfile.TemporaryDirectory(prefix="qtop-demo-") as state_dir:

@@ -59,7 +59,6 @@ async def open_ui(session: Session) -> bool:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from qtop.errors import UsageError
     from qtop.live.hooks import profiler_hook_for
     from qtop.live.overrides import apply_overrides
     from qtop.live.runner import LiveOptions, LiveRun
@@ -68,13 +67,6 @@ def run(args: argparse.Namespace) -> int:
     from qtop.transport.base import Transport
 
     profile = apply_overrides(load_profile(resolve_profile(args.profile)), args)
-    hook = profiler_hook_for(profile)
-    if profile.run.latency_source != "wall" and hook is None:
-        raise UsageError(
-            f"{profile.source}: run.latency_source '{profile.run.latency_source}' needs the "
-            "profiler integration, which is not in this build",
-            "set 'latency_source: wall' (one iteration per run of the command) to run it now",
-        )
     transport: Transport
     if args.local:
         from qtop.transport.local import LocalTransport
@@ -94,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     )
 
     async def main() -> int:
-        source = LiveSource(profile, transport, hook=hook)
+        source = LiveSource(profile, transport, hook=profiler_hook_for(profile))
         return await LiveRun(source, options).run(open_ui)
 
     return asyncio.run(main())

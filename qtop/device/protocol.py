@@ -78,6 +78,19 @@ class AgentLogLine(Line):
 
 
 @dataclass(frozen=True, slots=True)
+class OutputLine(Line):
+    """F: a profiler file the process left, moved into the run directory before its I line.
+
+    ``stored`` is relative to the run directory; ``original`` is where the
+    process wrote it.
+    """
+
+    process: int
+    stored: str
+    original: str
+
+
+@dataclass(frozen=True, slots=True)
 class ProcessLine(Line):
     """I: one run of the command exited."""
 
@@ -149,6 +162,8 @@ def parse_line(text: str) -> Line:
         return StderrLine(seq, time_us, rest[0], "\t".join(rest[1:]))
     if tag == "L" and len(rest) >= 2:
         return AgentLogLine(seq, time_us, rest[0], "\t".join(rest[1:]))
+    if tag == "F" and len(rest) >= 3:
+        return OutputLine(seq, time_us, _int(rest[0], "process"), rest[1], "\t".join(rest[2:]))
     if tag == "I" and len(rest) >= 8:
         return ProcessLine(
             seq,

@@ -1,16 +1,18 @@
 """The hook for profiler-driven latency sources (``execute_stats``, ``genie``).
 
-With ``latency_source: wall`` every run of the command is one iteration and
-no hook is involved. With a profiler source the device runner keeps starting
-the command (run mode ``open``) and writes an I line each time a process
-exits; ``LiveSource`` then awaits the hook with a ``ProcessExit`` and a
-``DeviceAccess``. The hook fetches the profiler output (running
-``qnn-profile-viewer`` on the device if needed), parses it, and returns the
-events to insert into the stream: typically one ``Iteration`` per execute
-(warm-up for the leading executes of each process) and a ``ProfileReport``.
-Returning ``advance=True`` tells the runner to move on to the next variant
-(or to finish) once enough measured iterations have been seen; the runner
-checks between processes, so one more process may already have started.
+With ``latency_source: wall`` every run of the command is one iteration (a
+hook, when a ``profiler`` is set, only adds its reports). With a profiler
+source the device runner keeps starting the command (run mode ``open``) and
+writes an I line each time a process exits; ``LiveSource`` then awaits the
+hook with a ``ProcessExit`` and a ``DeviceAccess``. The hook fetches the
+profiler output (running ``qnn-profile-viewer`` on the device if needed),
+parses it, and returns the events to insert into the stream: one
+``Iteration`` per inference (warm-up for the leading ones of each process)
+or per Genie query, and ``ProfileReport`` events. Returning
+``advance=True`` tells the runner to move on to the next variant (or to
+finish) once enough measured iterations have been seen; the runner checks
+between processes, so one more process may already have started. The hooks
+themselves are in ``qtop/live/profiler_hooks.py``.
 """
 
 from __future__ import annotations
@@ -73,6 +75,16 @@ def register_hook_factory(latency_source: str, factory: HookFactory) -> None:
 
 
 def profiler_hook_for(profile: Profile) -> ProcessHook | None:
-    """The hook for the latency source: ``None`` for ``wall``, or while none is registered."""
-    factory = _FACTORIES.get(profile.run.latency_source)
+    """A new hook for the profile's latency source, or ``None`` when there is none to call.
+
+    ``wall`` without a ``profiler`` needs none; ``wall`` with one gets a hook that
+    only adds the profiler's reports (the iterations stay wall time).
+    """
+    # The built-in hooks register themselves when their module is imported.
+    import qtop.live.profiler_hooks  # noqa: F401
+
+    source = profile.run.latency_source
+    if source == "wall" and profile.run.profiler is None:
+        return None
+    factory = _FACTORIES.get(source)
     return factory(profile) if factory else None

@@ -500,9 +500,12 @@ class LiveSource:
             produced: list[Event] = [translator.iteration(exit)]
         else:
             result = await self._hook(exit, DeviceAccess(self.transport, exit.run_dir))
-            produced = list(result.events)
             if result.advance:
                 await control.advance(self.transport, exit.run_dir, exit.variant_index)
+            produced = translator.adopt(result.events)
+            if self.profile.run.latency_source == "wall":
+                # A hook next to wall latency only adds the profiler's reports.
+                produced.insert(0, translator.iteration(exit))
         for event in [*translator.commit_process(line), *produced]:
             self._emit(event)
 

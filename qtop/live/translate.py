@@ -10,10 +10,11 @@ file, become ``Link`` gap events with their extent in device time.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from qtop.device.protocol import (
@@ -21,6 +22,7 @@ from qtop.device.protocol import (
     CalibrationLine,
     ClockLine,
     Line,
+    OutputLine,
     PhaseLine,
     ProcessLine,
     ProtocolError,
@@ -52,6 +54,14 @@ class FileClock:
 
 
 @dataclass(frozen=True, slots=True)
+class ProfilerFile:
+    """A profiler file a process left: where it is kept now, and where the process wrote it."""
+
+    path: str
+    original: str
+
+
+@dataclass(frozen=True, slots=True)
 class ProcessExit:
     """What the host learns when one run of the command exits (the profiler hook's input)."""
 
@@ -67,6 +77,9 @@ class ProcessExit:
     exit_status: int
     timed_out: bool
     stderr_tail: tuple[str, ...]
+    outputs: tuple[ProfilerFile, ...] = ()
+    # When the runner began the phase this process belongs to (its duration counts from here).
+    phase_start: float | None = None
 
 
 class Translator:
@@ -97,6 +110,8 @@ class Translator:
         self._last_slot: int | None = None
         self._sample_seq_base: int | None = None
         self._stderr: dict[str, list[str]] = {}
+        self._outputs: dict[int, list[ProfilerFile]] = {}
+        self._phase_starts: dict[int, float] = {}
         self._log_seq = 0
         self.refresh = RefreshEstimator(interval_s, {c.id: c.kind for c in sensors.channels})
 
@@ -227,6 +242,9 @@ class Translator:
         elif isinstance(line, StderrLine):
             self._stderr.setdefault(line.process, []).append(line.text)
             events.append(self._log("stderr", "info", line.text, t))
+        elif isinstance(line, OutputLine):
+            stored = f"{self.run_dir.rstrip('/')}/{line.stored}"
+            self._outputs.setdefault(line.process, []).append(ProfilerFile(stored, line.original))
         elif isinstance(line, AgentLogLine):
             events.append(self._log("agent", line.level, line.text, t))
         elif isinstance(line, RunEndLine):
@@ -258,6 +276,7 @@ class Translator:
         )
 
     def _phase(self, line: PhaseLine, t: float) -> PhaseChange:
+        self._phase_starts[line.variant] = t
         duration = line.planned_duration_us / 1e6 if line.planned_duration_us is not None else None
         return PhaseChange(
             t=t,
@@ -288,11 +307,14 @@ class Translator:
             exit_status=line.exit_status,
             timed_out=line.timed_out,
             stderr_tail=tail,
+            outputs=tuple(self._outputs.get(line.process, ())),
+            phase_start=self._phase_starts.get(line.variant),
         )
 
     def commit_process(self, line: ProcessLine) -> list[Event]:
         """Mark a process line handled; returns a gap event if lines before it are missing."""
         self._stderr.pop(str(line.process), None)
+        self._outputs.pop(line.process, None)
         t = self.clocks["events"].seconds(line.time_us)
         self._note_time(t)
         return self._fresh("events", line, t)
@@ -320,6 +342,22 @@ class Translator:
             exit_status=exit.exit_status,
             error=error,
         )
+
+    def adopt(self, events: Iterable[Event]) -> list[Event]:
+        """A profiler hook's events as this stream's own: logs numbered, iterations counted."""
+        adopted: list[Event] = []
+        for event in events:
+            if isinstance(event, Log):
+                event = dataclasses.replace(event, seq=self._log_seq, host_t=self.now())
+                self._log_seq += 1
+            elif event.host_t is None:
+                event = dataclasses.replace(event, host_t=self.now())
+            if isinstance(event, Iteration):
+                self.counts["iterations"] += 1
+                if event.exit_status != 0:
+                    self.counts["failed_iterations"] += 1
+            adopted.append(event)
+        return adopted
 
     def end_event(self, reason: str, detail: str, extra: dict[str, int] | None = None) -> End:
         counts = dict(self.counts)

@@ -142,13 +142,78 @@ qtop_report_stderr() {
 	done <"$qtop_dir/err.cur"
 }
 
+# Expand a profiler path: a leading $NAME comes from the environment (the
+# host checked the name), a relative path is taken from the working directory.
+qtop_expand_path() {
+	case $1 in
+	'$'*)
+		qtop_name=${1#?}
+		qtop_rest=
+		case $qtop_name in
+		*/*)
+			qtop_rest=/${qtop_name#*/}
+			qtop_name=${qtop_name%%/*}
+			;;
+		esac
+		eval "qtop_path=\${$qtop_name:-}"
+		[ -n "$qtop_path" ] || return 1
+		qtop_path=$qtop_path$qtop_rest
+		;;
+	*) qtop_path=$1 ;;
+	esac
+	case $qtop_path in
+	/*) ;;
+	*) qtop_path=$PWD/$qtop_path ;;
+	esac
+}
+
+# Move one profiler file into the run directory as prof/<process>.<k> (one
+# fork). $1 the file, $2 the stored name's prefix; sets qtop_to on success.
+qtop_keep() {
+	qtop_to="prof/$2.$qtop_k"
+	qtop_k=$(( qtop_k + 1 ))
+	mv -f -- "$1" "$qtop_dir/$qtop_to" 2>/dev/null && return 0
+	qtop_log warning "could not move the profiler output $1 into $qtop_dir/prof"
+	return 1
+}
+
+# Calls $1 with each profiler file there is now: the logs in the output
+# directory, or the one file. Only builtins when there is none.
+qtop_each_output() {
+	qtop_k=0
+	if [ "$QTOP_PROF_MATCH" = dir ]; then
+		for qtop_f in "$qtop_prof"/qnn-profiling-data*.log; do
+			[ -f "$qtop_f" ] && "$1" "$qtop_f"
+		done
+	elif [ -f "$qtop_prof" ]; then
+		"$1" "$qtop_prof"
+	fi
+	return 0
+}
+
+# Before a process starts, anything in its output's place is not its output:
+# qnn-net-run overwrites its log, and Genie may keep an older profile.
+qtop_set_aside() {
+	qtop_keep "$1" "stale.$qtop_proc" &&
+		qtop_log warning "profiler output $1 was there before process $qtop_proc started (not written by it): moved to $qtop_dir/$qtop_to"
+}
+
+# After a process exits and before the next starts, its output is moved
+# into the run directory, so the next process cannot overwrite it and the
+# host reads it from there (again, after a dropped link). An F line per file.
+qtop_take() {
+	qtop_keep "$1" "$qtop_proc" && qtop_emit F "$T$qtop_proc$T$qtop_to$T$1" >&3
+}
+
 # One run of the command; an I line tells the host it exited (the profiler
-# hooks fetch and parse its output then).
+# hooks fetch and parse its output then, from the F lines before it).
 qtop_process() {
+	[ -z "$qtop_prof" ] || qtop_each_output qtop_set_aside
 	qtop_timed "$QTOP_COMMAND"
 	[ -z "$qtop_stop" ] || return 0
 	now=$qtop_t1
 	qtop_report_stderr
+	[ -z "$qtop_prof" ] || qtop_each_output qtop_take
 	qtop_overran=0
 	if [ -n "$QTOP_TIMEOUT_S" ]; then
 		read -r qtop_x <"$qtop_dir/timed_out"
@@ -156,7 +221,8 @@ qtop_process() {
 	fi
 	qtop_emit I "$T$qtop_proc$T$1$T$qtop_v$T$2$T$qtop_t0$T$qtop_t1$T$qtop_status$T$qtop_overran" >&3
 	qtop_proc=$(( qtop_proc + 1 ))
-	if [ "$qtop_status" -eq 0 ]; then
+	# A command stopped by the timeout failed, even if it exited 0 on the SIGINT.
+	if [ "$qtop_status" -eq 0 ] && [ "$qtop_overran" = 0 ]; then
 		qtop_fails=0
 	else
 		qtop_fails=$(( qtop_fails + 1 ))
@@ -175,11 +241,14 @@ qtop_pace() {
 
 # Iterations of one phase: $1 phase, $2 count (empty: no limit), $3 duration
 # in microseconds (empty: none). With a profiler-driven latency source the
-# host creates advance.<variant> once it has parsed enough executes.
+# host creates advance.<variant> once it has parsed enough executes; the
+# count is then only a cap, and a process that failed or timed out does not
+# count towards it (it measured nothing, so another one is needed).
 qtop_loop() {
 	qtop_i=0
+	qtop_counted=0
 	while [ -z "$qtop_stop" ] && [ -z "$qtop_failed" ]; do
-		[ -z "$2" ] || [ "$qtop_i" -lt "$2" ] || break
+		[ -z "$2" ] || [ "$qtop_counted" -lt "$2" ] || break
 		if [ -n "$3" ] && [ "$qtop_i" -gt 0 ]; then
 			[ $(( qtop_t1 - qtop_phase_start )) -lt "$3" ] || break
 		fi
@@ -187,6 +256,7 @@ qtop_loop() {
 		qtop_pace "$qtop_i"
 		qtop_process "$1" "$qtop_i"
 		qtop_i=$(( qtop_i + 1 ))
+		[ "$QTOP_MODE" = open ] && [ "$qtop_fails" -gt 0 ] || qtop_counted=$(( qtop_counted + 1 ))
 	done
 }
 
@@ -247,6 +317,13 @@ qtop_emit_clock "$qtop_clock" >&3
 [ "$qtop_clock" != uptime ] || qtop_log warning "no fine clock on this device (no bash 5, no date +%N): iteration times have 10 ms resolution"
 if [ -n "$QTOP_WORKDIR" ] && ! cd "$QTOP_WORKDIR"; then
 	qtop_finish failed "cannot enter the working directory $QTOP_WORKDIR"
+fi
+qtop_prof=
+if [ -n "$QTOP_PROF_PATH" ]; then
+	qtop_expand_path "$QTOP_PROF_PATH" ||
+		qtop_finish failed "profiler.path $QTOP_PROF_PATH: \$$qtop_name is not set in the device's environment"
+	qtop_prof=$qtop_path
+	mkdir -p "$qtop_dir/prof" || qtop_finish failed "cannot create $qtop_dir/prof"
 fi
 qtop_fails=0
 qtop_failed=
