@@ -25,8 +25,8 @@ AUTO = "auto"
 
 LATENCY_SOURCES = ("wall", "execute_stats", "genie")
 PROFILER_KINDS = ("qnn_log", "genie_profile", "optrace", "file")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_VARIANT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
+_VARIANT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*\Z")
 _DURATION = re.compile(r"(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|m|min|h)")
 
 

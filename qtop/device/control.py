@@ -20,7 +20,7 @@ from qtop.transport.command import exports, join, quote
 PROBE_TIMEOUT_S = 60.0
 CONTROL_TIMEOUT_S = 30.0
 STOP_GRACE_S = 5.0
-_ROOT_VARIABLE = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)(/.*)?$")
+_ROOT_VARIABLE = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)(/.*)?\Z")
 FOLLOWED_FILES = ("events", "samples", "stdout")
 
 

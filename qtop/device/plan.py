@@ -23,14 +23,14 @@ from qtop.profiles import Profile
 from qtop.transport.command import assignment, exports, quote
 
 AGENT_SCRIPTS = ("lib.sh", "fast_bash.sh", "sampler.sh", "run.sh")
-RUN_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_.-]{0,79}$")
+RUN_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_.-]{0,79}\Z")
 CALIBRATIONS = 21
 STDERR_LINES = 40
 # Without a profiler hook the open mode still ends: at most this many processes.
 OPEN_MODE_MAX_PROCESSES = 100000
 _FILE_END = "QTOP_FILE_END"
 # A path that starts with a variable of the device's environment: $NAME or $NAME/rest.
-DEVICE_VARIABLE = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)(/.*)?$")
+DEVICE_VARIABLE = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)(/.*)?\Z")
 # Profiler kinds whose path is qnn-net-run's --output_dir (unless it names the .log itself).
 _LOG_DIRECTORY_KINDS = ("qnn_log", "optrace")
 

@@ -11,6 +11,7 @@ detaches); without a terminal to ask on, it stops the run and says so.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 import threading
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from qtop.errors import QtopError, RunFailed
+from qtop.errors import QtopError, RunFailed, UsageError
 from qtop.events import End, Header
 from qtop.live.progress import ProgressPrinter
 from qtop.live.source import LiveSource
@@ -101,9 +102,12 @@ class LiveRun:
     async def run(self, open_ui: UiOpener | None = None) -> int:
         try:
             await self._clear_leftovers()
+            # A recording that cannot be written must stop us before the device run
+            # starts, or it would be left running on the board with nothing recording it.
+            target = self._recording_target()
             header = await self.source.start()
             self.say(f"run {self.source.state.run_id} started on {self.source.where}")
-            recorder = self._open_recording(header)
+            recorder = self._open_recording(header, target)
             session = Session(self.source, recorder=recorder)
             session.model.apply(header)
             self.session = session
@@ -135,7 +139,8 @@ class LiveRun:
             outcome = await self.source.stop_leftover(leftover)
             self.say(f"stopped leftover run {leftover.run_id} (SIG{outcome.signal})")
 
-    def _open_recording(self, header: Header) -> RecordingWriter | None:
+    def _recording_target(self) -> Path | None:
+        """Where the recording will go, checked before anything starts on the device."""
         if self.options.no_record:
             return None
         path = (
@@ -143,6 +148,28 @@ class LiveRun:
             if self.options.record
             else default_recording_path(self.source.profile.name)
         )
+        if path.exists():
+            raise UsageError(
+                f"{path}: a recording with this name already exists",
+                "choose another --record path; qtop never overwrites a recording",
+            )
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(
+                f"{path.parent}: cannot create the recordings directory: {exc.strerror}",
+                "pass --record with a path you can write, or --no-record",
+            ) from None
+        if not os.access(path.parent, os.W_OK):
+            raise UsageError(
+                f"{path.parent}: not writable, so the session could not be recorded",
+                "pass --record with a path you can write, or --no-record",
+            )
+        return path
+
+    def _open_recording(self, header: Header, path: Path | None) -> RecordingWriter | None:
+        if path is None:
+            return None
         recorder = RecordingWriter(path, header)
         self.recording_path = path
         self.source.state.recording_path = str(path)
@@ -213,6 +240,10 @@ class LiveRun:
             self.say(f"warning: {session.recording_error}")
         if self.recording_path is not None:
             self.say(f"recorded to {self.recording_path}")
+            self.say(
+                f"  replay it: qtop replay {self.recording_path}  ·  "
+                f"summary: qtop report {self.recording_path}"
+            )
         if end is None:
             self.say("the session ended without an end event")
             return 1

@@ -422,9 +422,14 @@ class LiveSource:
         try:
             stream = await asyncio.shield(opening)
         except asyncio.CancelledError:
-            # Cancelled while the stream was being opened: close it once it exists.
-            with contextlib.suppress(Exception):
-                await _close_fully(await opening)
+            # Cancelled while the stream was being opened: close it once it exists,
+            # even if the cancellation is repeated meanwhile (a stream left open
+            # keeps a process and its pipes until the garbage collector finds them).
+            while not opening.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.wait([opening])
+            if not opening.cancelled() and opening.exception() is None:
+                await _close_fully(opening.result())
             raise
         followed.buffer = LineBuffer(followed.committed)
         try:

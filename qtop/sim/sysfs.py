@@ -20,6 +20,10 @@ THERMAL = Path("devices/virtual/thermal")
 POWER_SUPPLY = Path("devices/virtual/power_supply")
 CPUFREQ = Path("devices/system/cpu/cpufreq")
 COOLING_TYPES = ("cpufreq-cpu0", "cpufreq-cpu4", "cdsp")
+SOC_IDENTITY: dict[str, tuple[str, str]] = {
+    "evk": ("QCS9075", "Qualcomm Technologies, Inc. IQ-9075 EVK"),
+    "glasses": ("AR1", "Snapdragon AR1 Gen 1 smart glasses reference design"),
+}
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -83,6 +87,18 @@ def build_tree(root: Path, config: SimConfig, temps_mc: list[int]) -> SysfsPaths
     if config.battery is not None:
         battery_dir = _device_dir(root, POWER_SUPPLY, "power_supply", "battery")
         write_atomic(battery_dir / "type", "Battery\n")
+
+    # What the device agent reads to name the board (the header's SoC and model).
+    soc_machine, model = SOC_IDENTITY.get(config.variant, ("", ""))
+    if soc_machine:
+        soc_dir = root / "devices" / "soc0"
+        soc_dir.mkdir(parents=True)
+        write_atomic(soc_dir / "machine", soc_machine + "\n")
+        write_atomic(soc_dir / "family", "Snapdragon\n")
+        model_dir = root / "firmware" / "devicetree" / "base"
+        model_dir.mkdir(parents=True)
+        # The device tree's model property ends in a NUL, as on a real board.
+        write_atomic(model_dir / "model", model + " (qtop simulated board)\0")
 
     cpufreq_cur: list[Path] = []
     for policy in config.cpufreq:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-_SAFE = re.compile(r"^[A-Za-z0-9_@%+=:,./-]+$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SAFE = re.compile(r"^[A-Za-z0-9_@%+=:,./-]+\Z")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 class CommandError(ValueError):

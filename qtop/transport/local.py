@@ -16,6 +16,44 @@ from qtop.transport.base import CommandResult, LinkDown
 SHELL = "/bin/sh"
 
 
+async def _reap(process: asyncio.subprocess.Process) -> None:
+    """Kill ``process`` if it still runs and wait for it, even while being cancelled.
+
+    A process left unreaped keeps an asyncio transport that is closed only when
+    the garbage collector finds it, possibly after its event loop is gone.
+    """
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+    waiting = asyncio.ensure_future(process.wait())
+    while not waiting.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(waiting)
+    # asyncio's Process has no public close: without this its transport stays
+    # open until collected, and closing it then fails if the loop is gone.
+    transport = getattr(process, "_transport", None)
+    if transport is not None:
+        transport.close()
+
+
+async def _spawn(command: str, shell: str, **pipes: int) -> asyncio.subprocess.Process:
+    """Start ``shell -c command``; a cancellation while starting still reaps the child.
+
+    Cancelled in the middle of ``create_subprocess_exec``, asyncio may already
+    have forked the child, and nobody would ever wait for it.
+    """
+    starting = asyncio.ensure_future(asyncio.create_subprocess_exec(shell, "-c", command, **pipes))
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        while not starting.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(starting)
+        if not starting.cancelled() and starting.exception() is None:
+            await _reap(starting.result())
+        raise
+
+
 class LocalStream:
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self._process = process
@@ -25,16 +63,15 @@ class LocalStream:
         return await self._process.stdout.read(size)
 
     async def close(self) -> None:
+        # A reader may still be waiting on stdout (a cancelled read not yet
+        # unwound), so stdout is not drained here: the process is ended and its
+        # transport closed, which ends that read too.
         if self._process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 self._process.terminate()
-        # Reading stdout to its end lets asyncio close the pipe with the process.
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._process.communicate(), timeout=2.0)
-        if self._process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self._process.kill()
-            await self._process.communicate()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._process.wait()), timeout=2.0)
+        await _reap(self._process)
 
 
 class LocalTransport:
@@ -57,10 +94,9 @@ class LocalTransport:
     async def run(
         self, command: str, stdin: bytes | None = None, timeout: float | None = None
     ) -> CommandResult:
-        process = await asyncio.create_subprocess_exec(
-            self.shell,
-            "-c",
+        process = await _spawn(
             command,
+            self.shell,
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -68,17 +104,18 @@ class LocalTransport:
         try:
             stdout, stderr = await asyncio.wait_for(process.communicate(stdin), timeout)
         except TimeoutError:
-            process.kill()
-            await process.wait()
+            await _reap(process)
             raise LinkDown(f"local command gave no answer within {timeout:g} s") from None
+        except asyncio.CancelledError:
+            await _reap(process)
+            raise
         assert process.returncode is not None
         return CommandResult(process.returncode, stdout, stderr)
 
     async def open_stream(self, command: str) -> LocalStream:
-        process = await asyncio.create_subprocess_exec(
-            self.shell,
-            "-c",
+        process = await _spawn(
             command,
+            self.shell,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,

@@ -123,3 +123,18 @@ def test_demo_runs_headless_against_the_simulated_board(tmp_path):
     assert events[0]["source"] == "sim"
     iterations = [e for e in events if e["kind"] == "iteration"]
     assert len(iterations) == 3 and all(i["exit_status"] == 0 for i in iterations)
+
+
+def test_an_existing_recording_is_refused_before_anything_starts_on_the_device(tmp_path):
+    profile = write_profile(tmp_path, "{command: 'sleep 0.02', warmup: 0, iterations: 3}")
+    taken = tmp_path / "taken.jsonl"
+    taken.write_text("precious\n")
+    process = qtop(
+        "run", str(profile), "--local", "--headless", "--record", str(taken), cwd=tmp_path
+    )
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 2
+    assert f"{taken}: a recording with this name already exists" in err
+    assert "started on" not in out
+    assert taken.read_text() == "precious\n"
+    assert not (tmp_path / "spool").exists() or not any((tmp_path / "spool").iterdir())

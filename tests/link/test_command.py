@@ -34,6 +34,9 @@ def test_safe_words_stay_bare_and_the_rest_is_single_quoted():
     assert quote("a b") == "'a b'"
     assert quote("it's") == "'it'\\''s'"
     assert quote("$HOME") == "'$HOME'"
+    # A trailing newline would end the command line: it must be quoted like anything else.
+    assert quote("0\n") == "'0\n'"
+    assert quote("rm\n") == "'rm\n'"
 
 
 def test_nul_bytes_are_refused_not_truncated():

@@ -132,3 +132,9 @@ def test_profiles_check_cli_exit_codes(tmp_path, capsys):
 def test_profiles_list_shows_shipped_profiles(capsys):
     assert main(["profiles"]) == 0
     assert "iq9075-qwen-netrun" in capsys.readouterr().out
+
+
+def test_a_trailing_newline_does_not_make_a_name_valid():
+    text = MINIMAL + '  env: {"A\\n": "1"}\n'
+    with pytest.raises(ProfileError, match="not a valid environment variable name"):
+        load_profile_text(text, "p.yaml")

@@ -54,7 +54,7 @@ for qtop_file in machine soc_id family revision; do
 	qtop_read "$qtop_root/devices/soc0/$qtop_file"
 	[ -z "$qtop_value" ] || qtop_record id "soc_$qtop_file" "$qtop_value"
 done
-for qtop_file in /proc/device-tree/model "$qtop_root/firmware/devicetree/base/model"; do
+for qtop_file in "$qtop_root/firmware/devicetree/base/model" /proc/device-tree/model; do
 	qtop_read "$qtop_file"
 	if [ -n "$qtop_value" ]; then
 		qtop_record id model "$qtop_value"
