@@ -87,9 +87,11 @@ class Pane(Vertical, can_focus=True):
             return
         self._shown[selector] = key
         lines = (content.plain if isinstance(content, Content) else content).count("\n") + 1
-        layout = self._lines.get(selector) != lines
+        widget = self.query_one(selector, Static)
+        # A wrapping Static's height depends on the text, not only on its newlines.
+        layout = self._lines.get(selector) != lines or widget.has_class("-wrap")
         self._lines[selector] = lines
-        self.query_one(selector, Static).update(content, layout=layout)
+        widget.update(content, layout=layout)
 
     def set_subtitle(self, text: str) -> None:
         if self._subtitle != text:

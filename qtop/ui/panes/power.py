@@ -163,8 +163,8 @@ class PowerPane(Pane):
         if source is None:
             notes = analysis.power_notes if analysis is not None else ()
             text = notes[-1] if notes else "looking for power telemetry"
-            self.show("#power-readings", ("none", text), Content.styled(text, "$warning"))
             self.query_one("#power-readings").set_class(True, "-wrap")
+            self.show("#power-readings", ("none", text), Content.styled(text, "$warning"))
             self.show("#power-energy", "none", "")
             self.show("#power-warnings", "none", "")
             self.set_display(chart, False)
