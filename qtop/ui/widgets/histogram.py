@@ -8,10 +8,10 @@ from typing import ClassVar
 from rich.segment import Segment
 from textual.reactive import reactive
 from textual.strip import Strip
-from textual.widget import Widget
 
 from qtop.ui.format import ellipsize
 from qtop.ui.plot import bars
+from qtop.ui.widgets.cached_strips import CachedStrips
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +36,7 @@ def spread(counts: tuple[int, ...], width: int) -> list[int]:
     return out[:width]
 
 
-class Histogram(Widget):
+class Histogram(CachedStrips):
     """A histogram that fills its width with one column per bin."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"histogram--bar", "histogram--axis"}
@@ -53,28 +53,15 @@ class Histogram(Widget):
     bins: reactive[Bins | None] = reactive(None, layout=False)
     """The counts to draw; ``None`` draws an empty frame."""
 
-    def __init__(self, *, name: str | None = None, id: str | None = None,
-                 classes: str | None = None) -> None:  # fmt: skip
-        super().__init__(name=name, id=id, classes=classes)
-        self._strips: list[Strip] | None = None
-
     def watch_bins(self) -> None:
-        self._strips = None
-        self.refresh()
-
-    def on_resize(self) -> None:
-        self._strips = None
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._strips = None
+        self.invalidate()
 
     @property
     def columns(self) -> int:
         """How many one-column bins fit: the most bins worth computing."""
         return max(1, self.size.width)
 
-    def _build(self) -> list[Strip]:
+    def build_strips(self) -> list[Strip]:
         width, height = self.size
         base = self.rich_style
         bar_style = self.get_component_rich_style("histogram--bar")
@@ -94,10 +81,3 @@ class Histogram(Widget):
             axis = low + " " * left + middle + " " * (gap - left) + high
         strips.append(Strip([Segment(axis, axis_style)]).adjust_cell_length(width, base))
         return strips
-
-    def render_line(self, y: int) -> Strip:
-        if self._strips is None or len(self._strips) != self.size.height:
-            self._strips = self._build()
-        if 0 <= y < len(self._strips):
-            return self._strips[y]
-        return Strip.blank(self.size.width, self.rich_style)

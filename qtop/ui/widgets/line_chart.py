@@ -14,14 +14,14 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.reactive import reactive
 from textual.strip import Strip
-from textual.widget import Widget
 
 from qtop.ui.plot import Figure, plot
+from qtop.ui.widgets.cached_strips import CachedStrips
 
 LINE_COLOURS = 4
 
 
-class LineChart(Widget):
+class LineChart(CachedStrips):
     """A line chart drawn with braille dots; set ``figure`` to redraw it."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -67,31 +67,21 @@ class LineChart(Widget):
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self._strips: list[Strip] | None = None
         self.set_reactive(LineChart.figure, figure)
         self.set_reactive(LineChart.placeholder, placeholder)
 
     def watch_figure(self) -> None:
-        self._strips = None
-        self.refresh()
+        self.invalidate()
 
     def watch_placeholder(self) -> None:
-        self._strips = None
-        self.refresh()
-
-    def on_resize(self) -> None:
-        self._strips = None
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._strips = None
+        self.invalidate()
 
     def _style(self, name: str) -> Style:
         if not name:
             return self.rich_style
         return self.get_component_rich_style(f"line-chart--{name}")
 
-    def _build(self) -> list[Strip]:
+    def build_strips(self) -> list[Strip]:
         width, height = self.size
         figure = self.figure
         if figure is None or not figure.has_data:
@@ -120,10 +110,3 @@ class LineChart(Widget):
                 segments.append(Segment(text, style))
             strips.append(Strip(segments).adjust_cell_length(width, self.rich_style))
         return strips
-
-    def render_line(self, y: int) -> Strip:
-        if self._strips is None or len(self._strips) != self.size.height:
-            self._strips = self._build()
-        if 0 <= y < len(self._strips):
-            return self._strips[y]
-        return Strip.blank(self.size.width, self.rich_style)
