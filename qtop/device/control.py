@@ -50,6 +50,11 @@ class StopOutcome:
     sizes: dict[str, int]
 
 
+def probe_script() -> str:
+    """The probe with the shared functions it uses, ready for ``sh -s``."""
+    return agent_script("lib.sh") + agent_script("probe.sh")
+
+
 def check_sysfs_root(root: str) -> str:
     if root.startswith("$") and not _ROOT_VARIABLE.match(root):
         raise UsageError(
@@ -63,7 +68,7 @@ def check_sysfs_root(root: str) -> str:
 async def probe(transport: Transport, device: DeviceProfile, where: str) -> ProbeResult:
     root = check_sysfs_root(device.sysfs_root)
     meters = [meter.path for meter in device.power_meter]
-    script = exports(device.env) + agent_script("probe.sh")
+    script = exports(device.env) + probe_script()
     result = await transport.run(
         join(["sh", "-s", "--", root, device.spool_dir, *meters]),
         stdin=script.encode(),

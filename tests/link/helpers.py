@@ -13,6 +13,7 @@ from pathlib import Path
 
 import asyncssh
 
+from qtop.device.control import probe_script
 from qtop.device.plan import RunOptions, agent_script, build_run_plan, launch_script, new_run_id
 from qtop.device.probe import ProbeResult, parse_probe
 from qtop.device.protocol import Line, parse_line
@@ -61,7 +62,7 @@ def probe_locally(shell: str, profile: Profile) -> ProbeResult:
     device = profile.device
     result = subprocess.run(
         [shell, "-s", "--", device.sysfs_root, device.spool_dir],
-        input=agent_script("probe.sh"),
+        input=probe_script(),
         capture_output=True,
         text=True,
         check=True,

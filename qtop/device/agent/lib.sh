@@ -9,6 +9,28 @@ T='	'
 qtop_seq=0
 qtop_stop=
 
+# A value that starts with $NAME takes NAME from the environment (the host has
+# checked it is a plain variable name): "$QTOP_SIM_SYSFS/x" becomes its value
+# followed by /x. Sets qtop_expanded; returns 1 when NAME is unset or empty.
+qtop_expand_variable() {
+	case $1 in
+	'$'*)
+		qtop_name=${1#?}
+		qtop_rest=
+		case $qtop_name in
+		*/*)
+			qtop_rest=/${qtop_name#*/}
+			qtop_name=${qtop_name%%/*}
+			;;
+		esac
+		eval "qtop_expanded=\${$qtop_name:-}"
+		[ -n "$qtop_expanded" ] || return 1
+		qtop_expanded=$qtop_expanded$qtop_rest
+		;;
+	*) qtop_expanded=$1 ;;
+	esac
+}
+
 # /proc/uptime ticks every 10 ms; "1031.87" becomes 1031870000. The 1 before
 # the fraction keeps a leading 0 from being read as octal.
 qtop_now_uptime() {

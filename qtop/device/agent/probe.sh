@@ -25,24 +25,12 @@ qtop_read() {
 qtop_root=$1
 qtop_spool=$2
 shift 2
-case $qtop_root in
-'$'*)
-	qtop_name=${qtop_root#?}
-	qtop_rest=
-	case $qtop_name in
-	*/*)
-		qtop_rest=/${qtop_name#*/}
-		qtop_name=${qtop_name%%/*}
-		;;
-	esac
-	eval "qtop_value=\${$qtop_name:-}"
-	if [ -z "$qtop_value" ]; then
-		qtop_record error sysfs_root "\$$qtop_name is not set in the device's environment"
-		qtop_value=/nonexistent
-	fi
-	qtop_root=$qtop_value$qtop_rest
-	;;
-esac
+if qtop_expand_variable "$qtop_root"; then
+	qtop_root=$qtop_expanded
+else
+	qtop_record error sysfs_root "\$$qtop_name is not set in the device's environment"
+	qtop_root=/nonexistent
+fi
 qtop_root=${qtop_root%/}
 qtop_record root "${qtop_root:-/}"
 

@@ -145,22 +145,8 @@ qtop_report_stderr() {
 # Expand a profiler path: a leading $NAME comes from the environment (the
 # host checked the name), a relative path is taken from the working directory.
 qtop_expand_path() {
-	case $1 in
-	'$'*)
-		qtop_name=${1#?}
-		qtop_rest=
-		case $qtop_name in
-		*/*)
-			qtop_rest=/${qtop_name#*/}
-			qtop_name=${qtop_name%%/*}
-			;;
-		esac
-		eval "qtop_path=\${$qtop_name:-}"
-		[ -n "$qtop_path" ] || return 1
-		qtop_path=$qtop_path$qtop_rest
-		;;
-	*) qtop_path=$1 ;;
-	esac
+	qtop_expand_variable "$1" || return 1
+	qtop_path=$qtop_expanded
 	case $qtop_path in
 	/*) ;;
 	*) qtop_path=$PWD/$qtop_path ;;
