@@ -7,10 +7,9 @@ and the run's own copy of the scripts lives in its spool directory.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from qtop.device.plan import RunPlan, agent_script, launch_script
+from qtop.device.plan import DEVICE_VARIABLE, RunPlan, agent_script, launch_script
 from qtop.device.probe import ProbeResult, parse_probe
 from qtop.errors import RunFailed, UsageError
 from qtop.profiles import DeviceProfile
@@ -20,7 +19,6 @@ from qtop.transport.command import exports, join, quote
 PROBE_TIMEOUT_S = 60.0
 CONTROL_TIMEOUT_S = 30.0
 STOP_GRACE_S = 5.0
-_ROOT_VARIABLE = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)(/.*)?\Z")
 FOLLOWED_FILES = ("events", "samples", "stdout")
 
 
@@ -56,7 +54,7 @@ def probe_script() -> str:
 
 
 def check_sysfs_root(root: str) -> str:
-    if root.startswith("$") and not _ROOT_VARIABLE.match(root):
+    if root.startswith("$") and not DEVICE_VARIABLE.match(root):
         raise UsageError(
             f"device.sysfs_root: {root!r} must be '$NAME' or '$NAME/path' with NAME a "
             "variable of the device's environment",
