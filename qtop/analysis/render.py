@@ -70,7 +70,9 @@ def _title(variant: VariantAnalysis) -> str:
 # --- per-variant lines (shared by text and Markdown) ------------------------
 
 
-def latency_lines(variant: VariantAnalysis, timer_overhead_s: float | None) -> list[str]:
+def latency_lines(
+    variant: VariantAnalysis, timer_overhead_s: float | None, latency_source: str = "wall"
+) -> list[str]:
     m, validity = variant.measured, variant.validity
     state = "valid" if validity.valid else "NOT VALID"
     lines = [
@@ -82,7 +84,7 @@ def latency_lines(variant: VariantAnalysis, timer_overhead_s: float | None) -> l
     if variant.warmup is not None:
         w = variant.warmup
         lines.append(
-            f"warm-up: {w.count} runs, P50 {_ms(w.p50_s)} ms, max {_ms(w.max_s)} ms "
+            f"warm-up: {w.count} iterations, P50 {_ms(w.p50_s)} ms, max {_ms(w.max_s)} ms "
             "(not in the statistics)"
         )
     o = variant.outliers
@@ -96,9 +98,17 @@ def latency_lines(variant: VariantAnalysis, timer_overhead_s: float | None) -> l
             f"outliers: {o.count} ({o.low} low, {o.high} high) outside median ± 10 × 1.4826 × MAD"
             f": {bounds}"
         )
-    if timer_overhead_s is not None:
+    if timer_overhead_s is not None and latency_source == "wall":
         share = f" ({timer_overhead_s / m.p50_s:.2%} of P50)" if m.p50_s else ""
-        lines.append(f"device timer overhead: {_ms(timer_overhead_s, 4)} ms{share}")
+        lines.append(
+            f"device timer overhead: {_ms(timer_overhead_s, 4)} ms{share}, "
+            "subtracted from every latency"
+        )
+    elif timer_overhead_s is not None:
+        lines.append(
+            f"latency from the profiler ({latency_source}); the device timer "
+            f"({_ms(timer_overhead_s, 4)} ms overhead) only places iterations in time"
+        )
     lines += [f"hint: {hint}" for hint in variant.hints]
     for metric in variant.metrics:
         lines.append(
@@ -230,7 +240,7 @@ def render_text(analysis: SessionAnalysis, indent: str = "  ") -> str:
     for variant in analysis.variants:
         out.append(f"analysis{_title(variant)}:")
         sections = (
-            ("latency", latency_lines(variant, analysis.timer_overhead_s)),
+            ("latency", latency_lines(variant, analysis.timer_overhead_s, analysis.latency_source)),
             ("thermal", thermal_lines(variant.thermal, variant.t_start)),
             ("energy", energy_lines(variant.energy)),
         )
@@ -252,7 +262,7 @@ def render_markdown(analysis: SessionAnalysis, heading_level: int = 3) -> str:
     for variant in analysis.variants:
         out.append(f"{hashes} Analysis{_title(variant)}")
         sections = (
-            ("Latency", latency_lines(variant, analysis.timer_overhead_s)),
+            ("Latency", latency_lines(variant, analysis.timer_overhead_s, analysis.latency_source)),
             ("Thermal", thermal_lines(variant.thermal, variant.t_start)),
             ("Energy", energy_lines(variant.energy)),
         )

@@ -108,6 +108,7 @@ class SessionAnalysis:
     variants: tuple[VariantAnalysis, ...]
     notes: tuple[str, ...]
     parameters: AnalysisParameters
+    latency_source: str = "wall"
 
     def variant(self, name: str) -> VariantAnalysis | None:
         return next((v for v in self.variants if v.name == name), None)
@@ -273,8 +274,11 @@ def analyze(
     if source is None:
         notes.append(NO_POWER)
     profile_warmup = _number(run.get("warmup"))
+    latency_source = str(run.get("latency_source") or "wall")
+    # Only a wall-time latency is measured through the device timer.
+    timed_overhead = timer_overhead if latency_source == "wall" else None
     variants = [
-        _analyze_variant(name, data, parameters, trace, timer_overhead, profile_warmup)
+        _analyze_variant(name, data, parameters, trace, timed_overhead, profile_warmup)
         for name in dict.fromkeys(it.variant for it in data.iterations)
     ]
     header = data.header
@@ -286,6 +290,7 @@ def analyze(
         timer_overhead_s=timer_overhead,
         power_source=source.describe() if source else None,
         variants=tuple(variants),
+        latency_source=latency_source,
         notes=tuple(notes),
         parameters=parameters,
     )
@@ -319,7 +324,9 @@ def _analyze_variant(
     if timer_overhead and stats.p50_s and timer_overhead > TIMER_OVERHEAD_NOTICE * stats.p50_s:
         hints.append(
             f"the device timer's own overhead ({timer_overhead * 1e3:.3g} ms) is "
-            f"{timer_overhead / stats.p50_s:.1%} of the P50; the latencies include it"
+            f"{timer_overhead / stats.p50_s:.1%} of the P50: it is subtracted from every "
+            "latency, so they are no more precise than its jitter; time more work per "
+            "iteration (more inferences per process, say)"
         )
     if stats.failed:
         hints.append(f"{stats.failed} measured iteration(s) failed and are not in the statistics")

@@ -183,6 +183,9 @@ def summarize_model(
     device = ""
     if header:
         device = str(header.device.get("hostname") or header.device.get("host") or "")
+        soc = header.device.get("soc")
+        if soc:
+            device = f"{device} ({soc})" if device else str(soc)
     return RecordingSummary(
         path=path,
         profile=str(profile),
