@@ -42,29 +42,31 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
     import sys
 
-    from qtop.record.replay import ReplaySource
     from qtop.report.render import render
-    from qtop.report.summary import summarize_model
-    from qtop.session import Session
+    from qtop.report.summary import summarize_recording
 
     if not args.headless:
         return _replay_in_ui(args)
-    source = ReplaySource(args.file, speed=float("inf"), follow=args.follow)
-    session = Session(source)
-
-    async def replay_to_end() -> None:
-        async for event in source.events():
-            session.consume(event)
-            if source.finished or (session.model.end is not None and not args.follow):
-                break
-
-    asyncio.run(replay_to_end())
-    summary = summarize_model(session.model, args.file, tuple(source.recording.warnings()))
+    if args.follow:
+        _follow_to_end(args.file)
+    summary, _model = summarize_recording(args.file)
     sys.stdout.write(render([summary], "text") + "\n")
     return 0
+
+
+def _follow_to_end(path: str) -> None:
+    """Wait for a recording that is still being written to reach its end line."""
+    import asyncio
+
+    from qtop.record.reader import open_recording
+
+    async def follow() -> None:
+        async for _offset, _event in open_recording(path).follow(stop_at_end=True):
+            pass
+
+    asyncio.run(follow())
 
 
 def _replay_in_ui(args: argparse.Namespace) -> int:

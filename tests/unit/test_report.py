@@ -63,3 +63,13 @@ def test_report_of_a_missing_file_exits_2_without_a_traceback(tmp_path, capsys):
     assert main(["report", str(tmp_path / "nope.jsonl")]) == 2
     err = capsys.readouterr().err
     assert "no such recording" in err and "Traceback" not in err
+
+
+def test_headless_replay_of_a_crashed_recording_ends_with_the_summary(recordings, tmp_path, capsys):
+    data = (recordings / "simple.jsonl").read_bytes()
+    cut = tmp_path / "crashed.jsonl"
+    cut.write_bytes(data[: len(data) * 2 // 3])
+    assert main(["replay", str(cut), "--headless"]) == 0
+    out = capsys.readouterr().out
+    assert "no end line (crashed or still running)" in out
+    assert "measured" in out
