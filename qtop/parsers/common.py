@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from qtop.errors import UsageError
 from qtop.profiling.model import (
@@ -206,24 +206,10 @@ class OpDraft:
     instances: int | None = None
 
     def freeze(self) -> OpRow:
-        return OpRow(
-            name=self.name,
-            op_id=self.op_id,
-            cycles=self.cycles,
-            wait_cycles=self.wait_cycles,
-            overlap_cycles=self.overlap_cycles,
-            overlap_wait_cycles=self.overlap_wait_cycles,
-            dominant_path_cycles=self.dominant_path_cycles,
-            time_us=self.time_us,
-            resources=self.resources,
-            flags=self.flags,
-            thread_types=self.thread_types,
-            overlap_ops=tuple(self.overlap_ops),
-            overlap_wait_ops=tuple(self.overlap_wait_ops),
-            op_type=self.op_type,
-            compute_unit=self.compute_unit,
-            instances=self.instances,
-        )
+        values = {f.name: getattr(self, f.name) for f in fields(OpRow)}
+        values["overlap_ops"] = tuple(self.overlap_ops)
+        values["overlap_wait_ops"] = tuple(self.overlap_wait_ops)
+        return OpRow(**values)
 
 
 @dataclass
