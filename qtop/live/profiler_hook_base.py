@@ -10,6 +10,7 @@ same events again). Subclasses implement ``_handle`` for their latency source.
 from __future__ import annotations
 
 import asyncio
+from typing import ClassVar
 
 from qtop.live import profiler_fetch as fetch
 from qtop.live.hooks import DeviceAccess, HookResult
@@ -31,6 +32,10 @@ Parsed = list[tuple[ProfilerFile, ParsedProfile]]
 class ProfilerHook:
     """Shared by the hooks: idempotence per process, the state copy, reports and parsing."""
 
+    # A hook that measures iterations stops counting once its variant has them all:
+    # a process the runner had already started by then is reported, not counted.
+    counts_to_a_target: ClassVar[bool] = True
+
     def __init__(self, profile: Profile) -> None:
         if profile.run.profiler is None:
             raise ValueError(f"profile {profile.name} has no run.profiler")
@@ -48,7 +53,11 @@ class ProfilerHook:
         out = ProcessEvents(exit, draft)
         progress = draft.variant(exit.variant)
         try:
-            advance = await self._handle(exit, device, progress, out)
+            if self.counts_to_a_target and progress.advanced:
+                self._overrun(exit, out)
+                advance = False
+            else:
+                advance = await self._handle(exit, device, progress, out)
         except (LinkDown, asyncio.CancelledError):
             raise
         except Exception as exc:

@@ -45,9 +45,6 @@ class ExecuteStatsHook(ProfilerHook):
     async def _handle(
         self, exit: ProcessExit, device: DeviceAccess, progress: VariantProgress, out: ProcessEvents
     ) -> bool:
-        if progress.advanced:
-            self._overrun(exit, out)
-            return False
         parsed, problems = await self._text(exit, device, out)
         latencies, note = inference_latencies([profile for _, profile in parsed])
         if note:
@@ -145,9 +142,6 @@ class GenieHook(ProfilerHook):
     async def _handle(
         self, exit: ProcessExit, device: DeviceAccess, progress: VariantProgress, out: ProcessEvents
     ) -> bool:
-        if progress.advanced:
-            self._overrun(exit, out)
-            return False
         # Warm-up lasts until that many queries have succeeded: a failed one warms nothing.
         phase = "warmup" if progress.warmed < self.profile.run.warmup else "measure"
         profile, file = await self._profile(exit, device, out)
@@ -249,6 +243,8 @@ class GenieHook(ProfilerHook):
 
 class ReportHook(ProfilerHook):
     """``latency_source: wall`` with a profiler: wall-time iterations, the profiler's reports."""
+
+    counts_to_a_target = False
 
     async def _handle(
         self, exit: ProcessExit, device: DeviceAccess, progress: VariantProgress, out: ProcessEvents
