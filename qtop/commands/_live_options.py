@@ -48,3 +48,19 @@ def add_live_options(parser: argparse.ArgumentParser) -> None:
     plan.add_argument(
         "--variant", action="append", metavar="NAME", help="run only these variants (repeatable)"
     )
+
+
+def wants_headless(args: argparse.Namespace) -> bool:
+    """--headless, or a standard output that is no terminal (a pipe, a CI log).
+
+    The UI needs a terminal to draw on; writing its escape codes into a file
+    and waiting for a key nobody can press would help no one.
+    """
+    import sys
+
+    if args.headless:
+        return True
+    if not sys.stdout.isatty():
+        sys.stderr.write("standard output is not a terminal: running headless\n")
+        return True
+    return False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from qtop.commands._live_options import add_live_options
+from qtop.commands._live_options import add_live_options, wants_headless
 
 HELP = "start a simulated IQ-9075 board on loopback and watch a run on it"
 DESCRIPTION = """\
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         profile_ref=DEMO_PROFILE,
         record=args.record,
         no_record=args.no_record,
-        headless=args.headless,
+        headless=wants_headless(args),
     )
 
     async def main(state_dir: str) -> int:

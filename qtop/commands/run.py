@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from qtop.commands._live_options import add_live_options
+from qtop.commands._live_options import add_live_options, wants_headless
 
 if TYPE_CHECKING:
     from qtop.session import Session
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         profile_ref=args.profile,
         record=args.record,
         no_record=args.no_record,
-        headless=args.headless,
+        headless=wants_headless(args),
         stop_leftover=args.stop_leftover,
     )
 
