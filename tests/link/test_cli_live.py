@@ -138,3 +138,13 @@ def test_an_existing_recording_is_refused_before_anything_starts_on_the_device(t
     assert "started on" not in out
     assert taken.read_text() == "precious\n"
     assert not (tmp_path / "spool").exists() or not any((tmp_path / "spool").iterdir())
+
+
+def test_without_a_terminal_the_run_goes_headless_instead_of_drawing_into_a_pipe(tmp_path):
+    profile = write_profile(tmp_path, "{command: 'sleep 0.01', warmup: 0, iterations: 3}")
+    process = qtop("run", str(profile), "--local", cwd=tmp_path)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert "standard output is not a terminal: running headless" in err
+    assert "\x1b[" not in out
+    assert out.splitlines()[-1] == "run completed"
