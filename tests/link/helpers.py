@@ -49,9 +49,11 @@ def make_sysfs(root: Path, nsp_mc: int = 52000) -> Path:
 
 
 def profile_for(sysfs: Path, spool: Path, run: str, device: str = "") -> Profile:
+    # A key given twice is an error: the caller's sample_interval replaces the default one.
+    interval = "" if "sample_interval" in device else ", sample_interval: 50ms"
     text = (
         "name: linktest\n"
-        f"device: {{sysfs_root: '{sysfs}', spool_dir: '{spool}', sample_interval: 50ms"
+        f"device: {{sysfs_root: '{sysfs}', spool_dir: '{spool}'{interval}"
         f"{', ' + device if device else ''}}}\n"
         f"run: {run}\n"
     )
