@@ -50,7 +50,27 @@ def line_dict(line: int, **items: Any) -> LineDict:
 
 
 class _LineLoader(yaml.SafeLoader):
-    pass
+    def __init__(self, text: str, source: str) -> None:
+        super().__init__(text)
+        self.source = source
+        self.depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        # Stop at the depth limit while composing: PyYAML's scanner slows down
+        # quadratically with flow nesting, so waiting for the whole tree would take seconds.
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                line = self.peek_event().start_mark.line + 1
+                raise refuse(
+                    self.source,
+                    line,
+                    f"the YAML is nested more than {MAX_DEPTH} levels deep",
+                    "a profile is at most a few levels deep: check the indentation",
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
@@ -199,7 +219,7 @@ def parse_yaml(text: str, source: str) -> Any:
         )
     if text.startswith("\ufeff"):
         text = text[1:]
-    loader = _LineLoader(text)
+    loader = _LineLoader(text, source)
     try:
         root = loader.get_single_node()
         if root is None:

@@ -225,9 +225,21 @@ def test_an_alias_that_contains_itself_is_refused():
     )
 
 
-def test_deep_nesting_is_refused_cleanly():
-    [issue] = check_profile_text("run: " + "[" * 3000 + "]" * 3000 + "\n", "deep.yaml").errors
-    assert "nested" in issue.message
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("run: " + "[" * 100_000 + "]" * 100_000 + "\n", 1),
+        (
+            "run:\n" + "".join("  " * i + f"k{i}:\n" for i in range(1, 60)) + "  " * 60 + "x: 1\n",
+            40,
+        ),
+    ],
+    ids=["flow", "block"],
+)
+def test_deep_nesting_is_refused_cleanly(text, line):
+    [issue] = check_profile_text(text, "deep.yaml").errors
+    assert issue.text() == f"deep.yaml:{line}: the YAML is nested more than 40 levels deep"
+    assert issue.fix == "a profile is at most a few levels deep: check the indentation"
 
 
 def test_an_oversized_profile_is_refused_before_it_is_read(tmp_path):
