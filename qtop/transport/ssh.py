@@ -23,7 +23,7 @@ from qtop.transport.ssh_config import (
     parse_jumps,
     resolve,
 )
-from qtop.transport.ssh_route import describe_error, open_route
+from qtop.transport.ssh_route import close_route, describe_error, open_route
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,16 +184,12 @@ class SSHTransport:
     async def _drop(self) -> None:
         connection, self._connection = self._connection, None
         if connection is not None:
-            connection.abort()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(connection.wait_closed(), timeout=2.0)
+            await close_route(connection, abort=True)
 
     async def close(self) -> None:
         connection, self._connection = self._connection, None
         if connection is not None:
-            connection.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(connection.wait_closed(), timeout=2.0)
+            await close_route(connection)
 
 
 def _bytes(data: object) -> bytes:

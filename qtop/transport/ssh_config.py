@@ -44,7 +44,8 @@ MAX_JUMP_DEPTH = 16
 PROFILE_JUMP_HOST = "device.jump_host in the profile"
 PROFILE_KNOWN_HOSTS = "device.known_hosts in the profile"
 
-_HostKey = tuple[str, str | None, int | None]
+# A host being resolved: (alias, user, port), and whether its route comes from the config.
+_Resolving = tuple[tuple[str, str | None, int | None], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,13 +148,17 @@ def display_path(path: str | Path) -> str:
 
 
 def _resolve(
-    request: HostRequest, files: tuple[str, ...], chain: tuple[_HostKey, ...]
+    request: HostRequest, files: tuple[str, ...], chain: tuple[_Resolving, ...]
 ) -> ResolvedHost:
     key = (request.alias, request.user, request.port)
-    if key in chain or len(chain) >= MAX_JUMP_DEPTH:
-        names = " -> ".join(alias for alias, _, _ in (*chain, key))
+    from_config = request.jumps is None
+    # 'ProxyJump gw,gw' is allowed (ssh -J gw,gw): only a host that reaches its own
+    # config route again is a loop.
+    again = from_config and (key, True) in chain
+    if again or len(chain) >= MAX_JUMP_DEPTH:
+        names = " -> ".join(alias for (alias, _, _), _ in (*chain, (key, from_config)))
         raise UsageError(
-            f"ssh config: the jump hosts of {chain[0][0]} loop ({names}); "
+            f"ssh config: the jump hosts of {chain[0][0][0]} loop ({names}); "
             f"last set at {request.jumps_origin}",
             "a jump host must not go through itself: keep it out of the Host pattern that sets "
             f"ProxyJump (for example 'Host * !{request.alias}')",
@@ -203,7 +208,7 @@ def _resolve(
             jumps=tuple(before) if before else None,
             jumps_origin=route_origin or "",
         )
-        via = _resolve(hop, files, (*chain, key))
+        via = _resolve(hop, files, (*chain, (key, from_config)))
     return ResolvedHost(
         request=request,
         config_files=files,
@@ -365,7 +370,12 @@ def _home_as_tilde(text: str) -> str:
 
 
 class _TracedConfig(SSHClientConfig):
-    """asyncssh's client config parser, remembering the line each option was first set on."""
+    """asyncssh's client config parser, remembering the line each option was first set on.
+
+    It wraps the parser's handler table and reads its position (``_path``, ``_line_no``):
+    asyncssh's internals as of 2.19 (the lowest version pyproject allows); the tests that
+    name config lines fail if a release changes them.
+    """
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)

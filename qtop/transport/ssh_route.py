@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import itertools
 import os
-import tempfile
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,9 +30,15 @@ from qtop.transport.ssh_hostkeys import (
     refuse_unchecked,
     remember,
 )
+from qtop.transport.ssh_proxy import STOP_GRACE_S, ProxyCommand
 
 if TYPE_CHECKING:
     from qtop.transport.ssh import SSHTarget
+
+# What each device connection's route started that closing it must wait for.
+_route_stoppers: weakref.WeakKeyDictionary[
+    asyncssh.SSHClientConnection, list[asyncio.Task[None]]
+] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,15 +85,31 @@ async def open_route(
     for hop in route:
         refuse_unchecked(hop.host, hop.label, hop.is_device)
     tunnel: asyncssh.SSHClientConnection | None = None
+    stoppers: list[asyncio.Task[None]] = []
     try:
         for hop in route:
-            tunnel = await _connect_hop(hop, target, tunnel, lost if hop.is_device else None)
+            device_lost = lost if hop.is_device else None
+            tunnel = await _connect_hop(hop, target, tunnel, device_lost, stoppers)
     except BaseException:
         if tunnel is not None:
             tunnel.abort()
         raise
     assert tunnel is not None
+    _route_stoppers[tunnel] = stoppers
     return tunnel
+
+
+async def close_route(connection: asyncssh.SSHClientConnection, abort: bool = False) -> None:
+    """Close the device's connection, its jump hosts' and the ProxyCommands they started."""
+    if abort:
+        connection.abort()
+    else:
+        connection.close()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(connection.wait_closed(), timeout=2.0)
+    for stopper in _route_stoppers.pop(connection, []):
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(stopper), timeout=STOP_GRACE_S + 1.0)
 
 
 async def _connect_hop(
@@ -95,20 +117,23 @@ async def _connect_hop(
     target: SSHTarget,
     tunnel: asyncssh.SSHClientConnection | None,
     lost: asyncio.Event | None,
+    stoppers: list[asyncio.Task[None]],
 ) -> asyncssh.SSHClientConnection:
     host = hop.host
     known = load_known_hosts(host)
     policy = HostKeyPolicy(known, target.accept_new_host_key, host.host_key_alias)
     events = lost or asyncio.Event()
-    proxy = _ProxyCommand(host.proxy_command) if host.proxy_command else None
+    proxy = ProxyCommand(host.proxy_command) if host.proxy_command else None
     try:
+        sock = await proxy.start() if proxy else None
         connection = await asyncio.wait_for(
             asyncssh.connect(
                 host.alias,
                 **_options(hop),
                 known_hosts=known,
                 tunnel=tunnel,
-                proxy_command=proxy.argv if proxy else None,
+                sock=sock,
+                proxy_command=None,
                 client_factory=lambda: _Client(policy, events),
                 connect_timeout=target.connect_timeout_s,
                 keepalive_interval=target.keepalive_interval_s,
@@ -116,20 +141,33 @@ async def _connect_hop(
             ),
             timeout=target.connect_timeout_s * 2,
         )
-    except asyncssh.HostKeyNotVerifiable:
-        raise refusal(host, hop.label, policy) from None
-    except asyncssh.PermissionDenied as exc:
-        raise _auth_failed(hop, exc) from None
-    except (TimeoutError, OSError, asyncssh.Error, ValueError) as exc:
-        raise _cannot_connect(hop, exc, proxy) from None
-    finally:
+    except BaseException as exc:
+        failure = _failure(hop, policy, exc, proxy)
         if proxy is not None:
-            proxy.discard()
+            await proxy.stop()
+        if failure is None:
+            raise
+        raise failure from None
+    if proxy is not None:
+        stoppers.append(proxy.stop_with(connection))
     if tunnel is not None:
         # Closing the device's connection then closes the jump hosts' too.
         connection.set_tunnel(tunnel)
     remember(host, policy)
     return connection
+
+
+def _failure(
+    hop: _Hop, policy: HostKeyPolicy, exc: BaseException, proxy: ProxyCommand | None
+) -> Exception | None:
+    """The qtop error for a failed connection, or None to let ``exc`` through."""
+    if isinstance(exc, asyncssh.HostKeyNotVerifiable):
+        return refusal(hop.host, hop.label, policy)
+    if isinstance(exc, asyncssh.PermissionDenied):
+        return _auth_failed(hop, exc)
+    if isinstance(exc, TimeoutError | OSError | asyncssh.Error | ValueError):
+        return _cannot_connect(hop, exc, proxy)
+    return None
 
 
 def _options(hop: _Hop) -> dict[str, Any]:
@@ -180,7 +218,7 @@ def _auth_failed(hop: _Hop, exc: asyncssh.PermissionDenied) -> RunFailed:
     )
 
 
-def _cannot_connect(hop: _Hop, exc: BaseException, proxy: _ProxyCommand | None) -> Exception:
+def _cannot_connect(hop: _Hop, exc: BaseException, proxy: ProxyCommand | None) -> Exception:
     host = hop.host
     if isinstance(exc, ValueError) or (isinstance(exc, OSError) and exc.filename):
         return UsageError(
@@ -218,40 +256,6 @@ def _cannot_connect(hop: _Hop, exc: BaseException, proxy: _ProxyCommand | None) 
             f"or correct the ProxyJump at {hop.jump_origin}"
         )
     return LinkDown(f"{hop.label}: cannot connect to {where}: {describe_error(exc)}", fix)
-
-
-class _ProxyCommand:
-    """A ProxyCommand run as ssh runs it (``exec`` in ``$SHELL -c``), its stderr kept for errors.
-
-    The stderr goes to a file, not to qtop's screen; the file is unlinked once the
-    connection is up or has failed.
-    """
-
-    def __init__(self, command: str) -> None:
-        fd, self._log = tempfile.mkstemp(prefix="qtop-proxy-", suffix=".log")
-        os.close(fd)
-        shell = os.environ.get("SHELL") or "/bin/sh"
-        # asyncssh reads the command's stderr as if it were the SSH stream, and takes its
-        # closing for the end of the connection: keep that pipe open (fd 3) but silent.
-        redirect = 'exec 3>&2 2>>"$0"; exec "$1" -c "$2"'
-        self.argv = ["/bin/sh", "-c", redirect, self._log, shell, f"exec {command}"]
-
-    def stderr(self) -> str:
-        try:
-            with open(self._log, encoding="utf-8", errors="replace") as handle:
-                text = handle.read()[-2000:]
-        except OSError:
-            return ""
-        lines = [_printable(line) for line in text.splitlines() if line.strip()]
-        return " / ".join(lines[-3:])
-
-    def discard(self) -> None:
-        with contextlib.suppress(OSError):
-            os.unlink(self._log)
-
-
-def _printable(text: str) -> str:
-    return "".join(char if char.isprintable() else "?" for char in text.strip())
 
 
 def describe_error(exc: BaseException) -> str:

@@ -191,12 +191,13 @@ def start_sshd(
     (directory / "sshd_config").write_text("\n".join(lines) + "\n")
     if os.geteuid() == 0:
         os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
-    process = subprocess.Popen(
-        [SSHD, "-D", "-e", "-f", str(directory / "sshd_config")],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=open(directory / "sshd.log", "wb"),  # noqa: SIM115
-    )
+    with open(directory / "sshd.log", "wb") as log:
+        process = subprocess.Popen(
+            [SSHD, "-D", "-e", "-f", str(directory / "sshd_config")],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
     deadline = time.monotonic() + 10
     while True:
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):

@@ -126,6 +126,28 @@ async def test_through_a_live_jump_host_as_ssh_goes(device, jump):
     assert (openssh.returncode, openssh.stdout) == (0, "ok\n"), openssh.stderr
 
 
+async def test_through_two_jump_hosts_each_its_own_alias(device, jump):
+    # bastion and labgw are two entries for the same sshd: the route is
+    # bastion -> labgw -> board, so the jump sshd forwards to itself, then to the device.
+    write_ssh_config(
+        entry("board", device, "ProxyJump bastion,labgw")
+        + entry("bastion", jump)
+        + entry("labgw", jump, f"UserKnownHostsFile {trust(jump, name='lab_hosts')}")
+    )
+    trust(device, jump)
+    log = jump.directory / "sshd.log"
+    to_jump, to_device = (
+        f"target 127.0.0.1 port {jump.port}",
+        f"target 127.0.0.1 port {device.port}",
+    )
+    before = (log.read_text().count(to_jump), log.read_text().count(to_device))
+    assert await run_on(SSHTarget(host="board")) == "ok\n"
+    assert (log.read_text().count(to_jump), log.read_text().count(to_device)) == (
+        before[0] + 1,
+        before[1] + 1,
+    )
+
+
 async def test_proxy_jump_to_a_dead_port_fails_as_ssh_fails(device):
     dead = free_port()
     config = write_ssh_config(
@@ -215,6 +237,16 @@ async def test_user_known_hosts_file_from_the_config_is_used(device):
     assert f"echo '{device.host_key_line}' >> ~/.ssh/lab_hosts" in refused.value.fix
 
 
+async def test_a_malformed_known_hosts_file_is_named(device):
+    write_ssh_config(entry("board", device, "UserKnownHostsFile ~/.ssh/lab_hosts"))
+    (home_ssh_dir() / "lab_hosts").write_text("[127.0.0.1]:22\n")
+    with pytest.raises(UsageError) as refused:
+        await SSHTransport(SSHTarget(host="board")).connect()
+    assert refused.value.problem.startswith(
+        "board: the known_hosts file ~/.ssh/lab_hosts is malformed: Invalid known hosts entry"
+    )
+
+
 async def test_accept_new_host_key_writes_to_the_configs_known_hosts_file(device):
     write_ssh_config(entry("board", device, "UserKnownHostsFile ~/.ssh/lab_hosts ~/.ssh/more"))
     assert await run_on(SSHTarget(host="board", accept_new_host_key=True)) == "ok\n"
@@ -253,10 +285,14 @@ async def test_user_known_hosts_file_none_on_a_jump_host_is_refused_before_conne
     assert log.read_text().count("Accepted publickey") == before
 
 
-async def test_a_proxy_command_is_run_through_the_shell(device):
-    write_ssh_config(entry("board", device, "ProxyCommand busybox nc %h %p 2>/dev/null"))
+async def test_a_proxy_command_is_run_through_the_shell_and_stopped_with_the_link(device):
+    pid_file = home_ssh_dir() / "proxy.pid"
+    write_ssh_config(
+        entry("board", device, f"ProxyCommand sh -c 'echo $$ > {pid_file}; exec busybox nc %h %p'")
+    )
     trust(device)
     assert await run_on(SSHTarget(host="board")) == "ok\n"
+    assert not psutil.pid_exists(int(pid_file.read_text()))
 
 
 async def test_a_failing_proxy_command_shows_what_it_said(device):

@@ -218,6 +218,16 @@ def test_a_jump_host_that_jumps_through_itself_is_refused(lab_config):
     assert "Host * !gw" in refused.value.fix
 
 
+def test_the_same_jump_host_twice_in_one_proxy_jump_is_not_a_loop():
+    write_ssh_config("Host board\n  ProxyJump gw,gw\nHost gw\n  HostName 10.0.0.1\n")
+    route = resolve(HostRequest("board")).route()
+    assert [(host.alias, host.hostname) for host in route] == [
+        ("gw", "10.0.0.1"),
+        ("gw", "10.0.0.1"),
+        ("board", "board"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "hops"),
     [
