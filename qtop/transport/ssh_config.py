@@ -56,12 +56,6 @@ class Hop:
     user: str | None = None
     port: int | None = None
 
-    @property
-    def spec(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host and self.port else self.host
-        who = f"{self.user}@" if self.user else ""
-        return f"{who}{host}{f':{self.port}' if self.port else ''}"
-
 
 @dataclass(frozen=True, slots=True)
 class HostRequest:
@@ -91,7 +85,6 @@ class ResolvedHost:
     port: int
     user: str
     identity_files: tuple[str, ...]
-    identity_origin: str | None
     host_key_alias: str | None
     known_hosts: tuple[str, ...]
     known_hosts_origin: str | None
@@ -172,10 +165,8 @@ def _resolve(
 
     if request.identity_file is not None:
         identity_files = (os.path.expanduser(request.identity_file),)
-        identity_origin: str | None = "device.identity_file in the profile"
     else:
         identity_files = tuple(os.path.expanduser(str(p)) for p in config.get("IdentityFile", ()))
-        identity_origin = config.where("IdentityFile")
 
     if request.known_hosts is not None:
         off = request.known_hosts.strip().lower() == "none"
@@ -216,7 +207,6 @@ def _resolve(
         port=port,
         user=user,
         identity_files=identity_files,
-        identity_origin=identity_origin,
         host_key_alias=str(host_key_alias) if host_key_alias else None,
         known_hosts=known_hosts,
         known_hosts_origin=known_origin,
@@ -321,7 +311,7 @@ def _parse_hop(part: str, text: str, origin: str) -> Hop:
     port = int(port_text) if port_text.isdigit() else None
     if not host or (at and not user) or (port_text and not (port and 0 < port < 65536)):
         raise UsageError(
-            f"ssh config: {origin}: ProxyJump {text}: '{part}' is not [user@]host[:port]",
+            f"{origin}: ProxyJump {text}: '{part}' is not [user@]host[:port]",
             "write each jump host as [user@]host[:port] (or ssh://[user@]host[:port]), "
             "separated by commas",
         )

@@ -253,6 +253,14 @@ def test_a_bad_proxy_jump_names_its_line(text):
     assert "[user@]host[:port]" in refused.value.fix
 
 
+def test_a_bad_profile_jump_host_names_the_profile_key():
+    with pytest.raises(UsageError) as refused:
+        resolve_target(SSHTarget(host="board", jump_host="gw:x"))
+    assert refused.value.problem == (
+        "device.jump_host in the profile: ProxyJump gw:x: 'gw:x' is not [user@]host[:port]"
+    )
+
+
 def test_a_config_asyncssh_cannot_parse_names_its_line():
     write_ssh_config("Host board\n  Port twenty-two\n")
     with pytest.raises(UsageError, match=r"~/\.ssh/config line 2: Invalid Port integer value"):
