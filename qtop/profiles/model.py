@@ -95,8 +95,9 @@ class DeviceProfile:
             pattern_problem="is not a host name",
             pattern_fix="write a host name, an address or an ssh alias, e.g. evk9075.local",
         ),
-        "host name, address, or an alias from `~/.ssh/config` (its `HostName`, `Port`, "
-        "`User`, `IdentityFile`, `ProxyJump` apply)",
+        "host name, address, or an alias from `~/.ssh/config`, resolved as `ssh` resolves it "
+        "(`HostName`, `Port`, `User`, `IdentityFile`, `ProxyJump`, `ProxyCommand`, "
+        "`UserKnownHostsFile`, ...: see [ssh.md](ssh.md))",
         default=None,
         example="evk9075.local",
     )
@@ -123,10 +124,11 @@ class DeviceProfile:
     )
     known_hosts: str | None = key(
         Text(),
-        "host keys to check against. Host keys are **always** checked; a setting that would "
+        "host keys to check against (for the device; a jump host uses its own config entry). "
+        "Host keys are **always** checked; a setting that would "
         "disable checking is refused",
         default=None,
-        default_text="`~/.ssh/known_hosts`",
+        default_text="ssh config `UserKnownHostsFile`, else `~/.ssh/known_hosts`",
         example="~/.ssh/known_hosts",
     )
     jump_host: str | None = key(
@@ -135,7 +137,8 @@ class DeviceProfile:
             pattern_problem="is not a host",
             pattern_fix="write [user@]host[:port] or an ssh alias",
         ),
-        "`[user@]host[:port]` or an alias to tunnel through",
+        "`[user@]host[:port]` or an alias to tunnel through, comma-separated for several (as "
+        "`ssh -J`); replaces the config's `ProxyJump`/`ProxyCommand`; `none` connects directly",
         default=None,
         default_text="from ssh config `ProxyJump`",
         example="bastion",
