@@ -1,5 +1,7 @@
 """Battery and ODPM power sources: probed and read per tick by real shells, builtins only."""
 
+import csv
+import io
 import shutil
 import subprocess
 from pathlib import Path
@@ -153,3 +155,41 @@ def test_power_supply_none_leaves_the_odpm_rails_out(tmp_path):
     )
     plan = plan_sensors(probe_with(["/bin/dash"], profile), profile.device)
     assert not [c for c in plan.channels if c.kind in ("energy", "current", "charge")]
+
+
+def test_every_output_shows_the_battery_current_in_one_convention(tmp_path):
+    """A gauge positive while discharging: CSV, report and the live pane all say -0.42 A."""
+    from qtop.analysis.energy import PowerSource
+    from qtop.events import Channels, Header, Sample
+    from qtop.export.csv import write_samples_csv
+    from qtop.report.render import render
+    from qtop.report.summary import summarize_model
+    from qtop.stats.model import SessionModel
+    from qtop.ui.derive import analyze_live
+    from qtop.ui.panes.power import power_now
+
+    root = android_tree(tmp_path / "sys")
+    profile = profile_for(root, tmp_path / "spool", "{command: 'true', iterations: 1}")
+    plan = plan_sensors(probe_with(["/bin/dash"], profile), profile.device)
+    events = [Header(session_id="s"), Channels(t=0.0, channels=plan.channels)]
+    for k in range(30):
+        events.append(Sample(t=k * 0.1, seq=k, values=tick_values(["/bin/dash"], plan)))
+    out = io.StringIO()
+    write_samples_csv(events, out)
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert float(rows[-1]["power/battery/current_A"]) == pytest.approx(-0.42)
+    assert float(rows[-1]["power/battery/current_now_A"]) == pytest.approx(0.42)
+    model = SessionModel()
+    for event in events:
+        model.apply(event)
+    table = render([summarize_model(model, "run.jsonl")], "text")
+    current_row = next(line for line in table.splitlines() if "power/battery/current " in line)
+    assert current_row.split()[1:3] == ["A", "-0.42"]
+    # The static ODPM counters here are the live pane's source; the battery's is shown as such.
+    assert analyze_live(model, "").power_source.group == "odpm"
+    battery = PowerSource(
+        "power/battery", "power", ("power/battery/power",), "power/battery/status"
+    )
+    now = power_now(model, battery)
+    assert now is not None and now.current_a == pytest.approx(-0.42)
+    assert now.current_sign == "gauge: + discharging (inverted)"
