@@ -15,17 +15,16 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from qtop.analysis.power_trace import (
+from qtop.analysis.power_source import (
     COUNTER_KINDS,
     POWER_KINDS,
     STEP_KINDS,
     UNIT_SCALE,
     PowerSource,
-    PowerTrace,
-    build_power_trace,
     refresh_period,
     select_power_source,
 )
+from qtop.analysis.power_trace import PowerTrace, build_power_trace
 from qtop.analysis.series import ChannelSeries
 
 __all__ = [

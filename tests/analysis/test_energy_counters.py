@@ -18,7 +18,7 @@ from synthetic_streams import (
     stream,
 )
 
-from qtop.analysis.power_trace import MAX_COUNTER_REFRESH_S
+from qtop.analysis.power_source import MAX_COUNTER_REFRESH_S
 from qtop.analysis.session import analyze
 from qtop.errors import UsageError
 from qtop.events import ChannelInfo, Sample
@@ -199,3 +199,26 @@ def test_a_charge_counter_that_rises_is_not_trusted():
     analysis = session(BATTERY_INFOS, values)
     assert "|I| x V" in analysis.power_source
     assert any("rose over the session" in note for note in analysis.notes)
+
+
+def test_a_monitor_clock_coarser_than_its_counters_never_divides_by_zero():
+    # The counters move every tick; the monitor's stamp only every whole second.
+    def values(t: float) -> dict[str, float]:
+        return {**rails()(t), CLOCK: float(math.floor(t + 1e-9)) + 1000.0}
+
+    analysis = session([*RAIL_INFOS, CLOCK_INFO], values)
+    energy = analysis.variants[0].energy
+    a, b = MEASURED[0].start, MEASURED[-1].end
+    # Stamps a second coarse: within a second's worth of power of the truth.
+    assert energy.energy_j == pytest.approx(2.1 * (b - a), rel=1.0 / 60)
+    assert all(row.power_w is not None for row in analysis.variants[0].timeline)
+
+
+def test_a_clock_that_lags_erratically_is_not_used():
+    # Stamps that wander by more than 5 s against the ticks: the ticks' own times are used.
+    def values(t: float) -> dict[str, float]:
+        return {**rails()(t), CLOCK: 7.0 if t < 40.0 else 8.0}
+
+    energy = session([*RAIL_INFOS, CLOCK_INFO], values).variants[0].energy
+    a, b = MEASURED[0].start, MEASURED[-1].end
+    assert energy.energy_j == pytest.approx(2.1 * (b - a), rel=2e-3)
