@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from qtop.analysis.current_sign import CurrentSign, detect_current_sign
 from qtop.analysis.energy import (
     NO_POWER,
     EnergyAnalysis,
@@ -109,6 +110,7 @@ class SessionAnalysis:
     notes: tuple[str, ...]
     parameters: AnalysisParameters
     latency_source: str = "wall"
+    current_sign: CurrentSign | None = None
 
     def variant(self, name: str) -> VariantAnalysis | None:
         return next((v for v in self.variants if v.name == name), None)
@@ -273,6 +275,9 @@ def analyze(
     notes = list(source_notes)
     if source is None:
         notes.append(NO_POWER)
+    current_sign = detect_current_sign(data.channels, data.series)
+    if current_sign is not None:
+        notes.append(f"battery current sign: {current_sign.describe()}")
     profile_warmup = _number(run.get("warmup"))
     latency_source = str(run.get("latency_source") or "wall")
     # Only a wall-time latency is measured through the device timer.
@@ -293,6 +298,7 @@ def analyze(
         latency_source=latency_source,
         notes=tuple(notes),
         parameters=parameters,
+        current_sign=current_sign,
     )
 
 

@@ -2,10 +2,12 @@
 
 Zones and cooling devices are matched by ``type`` (their numbers change
 between boots), with shell-style patterns from the profile. The power supply
-gives current and voltage with the direction taken from ``status``, and
-power from ``power_now`` or, failing that, |I| x V computed here. A file the
-probe could not find is left out; one it found but cannot read at a tick is
-``None`` in that tick.
+gives current and voltage with the direction taken from ``status`` (and the
+driver's own signed ``current_now`` beside it, so its convention can be
+checked), power from ``power_now`` or, failing that, |I| x V computed here,
+and the charge counter. An Android ODPM power monitor gives one cumulative
+energy counter per rail. A file the probe could not find is left out; one it
+found but cannot read at a tick is ``None`` in that tick.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from qtop.device import units
-from qtop.device.probe import ProbeResult, SupplyFound, ZoneFound
+from qtop.device.probe import OdpmFound, ProbeResult, SupplyFound, ZoneFound
 from qtop.events import ChannelInfo, Trip
 from qtop.profiles import ALL, AUTO, NONE, DeviceProfile, MeterChannel
 
 COMMAND_RSS = "command_rss"
+# A multi-line ODPM energy_value file: a timestamp line, then one line per rail.
+ODPM_ENERGY = "odpm_energy"
 _LABEL_SAFE = re.compile(r"[^A-Za-z0-9_.+-]+")
 
 Decoder = Callable[[Sequence[str]], "float | None"]
@@ -28,10 +32,12 @@ Decoder = Callable[[Sequence[str]], "float | None"]
 
 @dataclass(frozen=True, slots=True)
 class DeviceRead:
-    """One value the sampler reads per tick: a file, or the measured command's RSS."""
+    """What the sampler reads per tick: a file's first line, the measured command's RSS, or
+    the first ``fields`` lines of an ODPM file (its timestamp, then one per rail)."""
 
     path: str
     kind: str = "file"
+    fields: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +49,14 @@ class SensorPlan:
     decoders: tuple[Decoder, ...]
     warnings: tuple[str, ...] = ()
 
+    @property
+    def field_count(self) -> int:
+        """Tab-separated values in one tick line."""
+        return sum(read.fields for read in self.reads)
+
     def decode(self, raw: Sequence[str]) -> dict[str, float | None]:
         """One tick's values by channel id; a short tick (torn on the device) gives ``None``s."""
-        padded = list(raw) + [""] * (len(self.reads) - len(raw))
+        padded = list(raw) + [""] * (self.field_count - len(raw))
         return {
             channel.id: decoder(padded)
             for channel, decoder in zip(self.channels, self.decoders, strict=True)
@@ -59,10 +70,13 @@ class _Builder:
         self.decoders: list[Decoder] = []
         self.warnings: list[str] = []
         self._ids: set[str] = set()
+        self._fields = 0
 
-    def read(self, path: str, kind: str = "file") -> int:
-        self.reads.append(DeviceRead(path, kind))
-        return len(self.reads) - 1
+    def read(self, path: str, kind: str = "file", fields: int = 1) -> int:
+        """Add a read; returns the index of its first field in the tick line."""
+        self.reads.append(DeviceRead(path, kind, fields))
+        self._fields += fields
+        return self._fields - fields
 
     def unique_id(self, wanted: str) -> str:
         candidate, number = wanted, 2
@@ -181,10 +195,12 @@ def _power_supply(builder: _Builder, probe: ProbeResult, device: DeviceProfile) 
         supply = matches[0]
     group = f"power/{supply.name}"
     files = set(supply.files)
-    status = builder.read(f"{supply.path}/status") if "status" in files else None
-    current = builder.read(f"{supply.path}/current_now") if "current_now" in files else None
-    voltage = builder.read(f"{supply.path}/voltage_now") if "voltage_now" in files else None
-    power = builder.read(f"{supply.path}/power_now") if "power_now" in files else None
+
+    def read_if(name: str) -> int | None:
+        return builder.read(f"{supply.path}/{name}") if name in files else None
+
+    status, current, voltage = read_if("status"), read_if("current_now"), read_if("voltage_now")
+    power, charge = read_if("power_now"), read_if("charge_counter")
 
     def status_of(raw: Sequence[str]) -> float | None:
         return units.status_code(raw[status]) if status is not None else None
@@ -198,8 +214,13 @@ def _power_supply(builder: _Builder, probe: ProbeResult, device: DeviceProfile) 
     if current is not None:
         builder.channel(
             _info(builder, f"{group}/current", "current", "A", supply, "current_now",
-                  "|current_now|, sign from status"),
+                  "|current_now|, + charging, - otherwise (from status)"),
             lambda raw: units.directed_current(units.micro(raw[current]), status_of(raw)),
+        )  # fmt: skip
+        builder.channel(
+            _info(builder, f"{group}/current_now", "current_raw", "A", supply, "current_now",
+                  "current_now with the driver's own sign"),
+            _one(current, units.micro),
         )  # fmt: skip
     if voltage is not None:
         builder.channel(
@@ -218,6 +239,48 @@ def _power_supply(builder: _Builder, probe: ProbeResult, device: DeviceProfile) 
             _info(builder, f"{group}/power", "power", "W", supply, "", "computed |I| x V"),
             lambda raw: units.computed_power(units.micro(raw[current]), units.micro(raw[voltage])),
         )
+    if charge is not None:
+        builder.channel(
+            _info(builder, f"{group}/charge_counter", "charge", "Ah", supply, "charge_counter",
+                  "charge_counter (remaining charge)"),
+            _one(charge, units.micro),
+        )  # fmt: skip
+
+
+def _odpm(builder: _Builder, probe: ProbeResult, device: DeviceProfile) -> None:
+    """Every rail of every ODPM monitor: one read of its energy_value file per tick."""
+    if device.power_supply == NONE:
+        return
+    for monitor in sorted(probe.odpm, key=lambda m: m.path):
+        path = f"{monitor.path}/energy_value"
+        first = builder.read(path, ODPM_ENERGY, 1 + len(monitor.rails))
+        label = _LABEL_SAFE.sub("_", monitor.path.rsplit("/", 1)[-1]) or "odpm"
+        # When the monitor last updated its counters: their time, which may trail the tick's.
+        clock = ChannelInfo(
+            id=builder.unique_id(f"odpm/{label}/time"),
+            kind="energy_time",
+            unit="s",
+            label=f"{monitor.name or 'ODPM'}: time of its counters since boot",
+            path=path,
+        )
+        builder.channel(clock, _one(first, units.odpm_time))
+        for offset, rail in enumerate(monitor.rails, start=1):
+            info = ChannelInfo(
+                id=builder.unique_id(f"odpm/{label}/{_LABEL_SAFE.sub('_', rail) or 'rail'}"),
+                kind="energy",
+                unit="J",
+                label=_odpm_label(monitor, rail),
+                path=f"{monitor.path}/energy_value",
+            )
+            builder.channel(
+                info, lambda raw, i=first + offset, r=rail: units.odpm_joules(raw[i], r)
+            )
+
+
+def _odpm_label(monitor: OdpmFound, rail: str) -> str:
+    subsystem = monitor.subsystems.get(rail)
+    what = f"{rail} ({subsystem})" if subsystem else rail
+    return f"{monitor.name or 'ODPM'} {what}: energy since boot"
 
 
 def _absolute(value: float | None) -> float | None:
@@ -310,6 +373,7 @@ def plan_sensors(probe: ProbeResult, device: DeviceProfile) -> SensorPlan:
     _thermal(builder, probe, device)
     _cooling(builder, probe, device)
     _power_supply(builder, probe, device)
+    _odpm(builder, probe, device)
     _meters(builder, probe, device)
     _cpufreq(builder, probe, device)
     _memory(builder, probe.page_size)

@@ -211,7 +211,9 @@ class DeviceProfile:
     power_supply: str = key(
         Text(max_length=100),
         "a name under `/sys/class/power_supply` (`battery`), `auto` (the first supply of "
-        "type `Battery`), or `none`",
+        "type `Battery`), or `none` (no battery telemetry, and no ODPM energy rails either). "
+        "Android ODPM rails (`/sys/bus/iio/devices/iio:device*/energy_value`) are sampled "
+        "whenever the device has them",
         default=AUTO,
         example="battery",
     )

@@ -70,7 +70,14 @@ class LatencyConfig:
 
 @dataclass(frozen=True, slots=True)
 class BatteryConfig:
-    """A small battery discharging through a fuel gauge that refreshes slowly."""
+    """A small battery discharging through a fuel gauge that refreshes slowly.
+
+    ``discharge_sign`` is the sign ``current_now`` takes while discharging:
+    +1 as some Android vendors (and Qualcomm's pm8150b gauge) report it, -1 as
+    the kernel ABI says. The gauge refreshes ``current_now``, ``voltage_now``,
+    ``capacity``, ``status`` and ``charge_counter`` (µAh left) every
+    ``refresh_s`` of device time.
+    """
 
     capacity_mah: float = 300.0
     start_percent: float = 87.0
@@ -82,6 +89,34 @@ class BatteryConfig:
     internal_resistance_ohm: float = 0.18
     refresh_s: float = 1.0
     noise_ua: int = 3000
+    discharge_sign: int = 1
+    charge_counter: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class OdpmRail:
+    """One rail of the on-device power monitor, carrying part of the battery's power.
+
+    ``carries`` is ``npu`` (the NPU's share) or ``system`` (idle and CPU): the
+    rails of one monitor add up to the battery's power exactly.
+    """
+
+    name: str
+    subsystem: str
+    carries: str
+
+
+@dataclass(frozen=True, slots=True)
+class OdpmConfig:
+    """An Android ODPM-style iio device: cumulative µWs per rail, rewritten every physics tick."""
+
+    name: str = "qtop-sim-odpm"
+    rails: tuple[OdpmRail, ...] = (
+        OdpmRail("VDD_NSP", "NSP", "npu"),
+        OdpmRail("VSYS_PWR_SOC", "SoC", "system"),
+    )
+    # Counters run since boot; the board is taken to have been up this long at idle.
+    uptime_at_start_s: float = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +147,7 @@ class SimConfig:
     thermal: ThermalConfig = field(default_factory=ThermalConfig)
     latency: LatencyConfig = field(default_factory=LatencyConfig)
     battery: BatteryConfig | None = None
+    odpm: OdpmConfig | None = None
     genie: GenieConfig = field(default_factory=GenieConfig)
     cpufreq: tuple[CpufreqPolicy, ...] = ()
     physics_tick_s: float = 0.05
@@ -133,6 +169,13 @@ class SimConfig:
             raise UsageError("the simulated board needs at least one nsp-* thermal zone")
         if self.physics_tick_s <= 0 or any(zone.tau_s <= 0 for zone in self.zones):
             raise UsageError("physics_tick_s and every zone's tau_s must be > 0")
+        if self.battery is not None and self.battery.discharge_sign not in (1, -1):
+            raise UsageError("battery.discharge_sign must be 1 or -1")
+        if self.odpm is not None:
+            if self.battery is None:
+                raise UsageError("the ODPM rails split the battery's power: give a battery too")
+            if any(rail.carries not in ("npu", "system") for rail in self.odpm.rails):
+                raise UsageError("an ODPM rail carries 'npu' or 'system'")
         return self
 
 
@@ -199,6 +242,7 @@ def default_config(variant: str = "evk") -> SimConfig:
             zones=lemans_zones(nsp_rise_c=85.0, nsp_tau_s=40.0),
             thermal=ThermalConfig(ambient_c=30.0, passive_trip_c=95.0, second_trip_c=105.0),
             battery=BatteryConfig(),
+            odpm=OdpmConfig(),
             cpufreq=(CpufreqPolicy("policy0", 691200, 1804800, 1804800),),
         ).validate()
     return SimConfig(variant=variant).validate()

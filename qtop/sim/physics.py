@@ -79,14 +79,24 @@ class ThermalModel:
         return battery_reading(battery, self.battery_used_mah, self.current_ma())
 
     def current_ma(self) -> float:
+        return sum(self.current_parts_ma().values())
+
+    def current_parts_ma(self) -> dict[str, float]:
+        """The battery current by what draws it: the NPU, and the rest of the system."""
         battery = self.config.battery
         if battery is None:
-            return 0.0
-        return (
-            battery.idle_ma
-            + battery.npu_ma * self.npu_load * self.npu_power_factor()
-            + battery.cpu_ma * self.cpu_load
-        )
+            return {"npu": 0.0, "system": 0.0}
+        return {
+            "npu": battery.npu_ma * self.npu_load * self.npu_power_factor(),
+            "system": battery.idle_ma + battery.cpu_ma * self.cpu_load,
+        }
+
+    def power_parts_w(self) -> dict[str, float]:
+        """The battery's power (terminal voltage x current) split like its current."""
+        reading = self.battery()
+        if reading is None:
+            return {"npu": 0.0, "system": 0.0}
+        return {part: ma / 1000.0 * reading.volts for part, ma in self.current_parts_ma().items()}
 
     # --- stepping -----------------------------------------------------------
 

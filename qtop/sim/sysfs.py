@@ -18,6 +18,7 @@ from qtop.sim.config import SimConfig
 
 THERMAL = Path("devices/virtual/thermal")
 POWER_SUPPLY = Path("devices/virtual/power_supply")
+ODPM = Path("devices/platform/odpm")
 CPUFREQ = Path("devices/system/cpu/cpufreq")
 COOLING_TYPES = ("cpufreq-cpu0", "cpufreq-cpu4", "cdsp")
 SOC_IDENTITY: dict[str, tuple[str, str]] = {
@@ -46,6 +47,7 @@ class SysfsPaths:
     cooling_cur_states: tuple[Path, ...]
     battery_dir: Path | None
     cpufreq_cur: tuple[Path, ...]
+    odpm_dir: Path | None = None
 
 
 def build_tree(root: Path, config: SimConfig, temps_mc: list[int]) -> SysfsPaths:
@@ -87,6 +89,18 @@ def build_tree(root: Path, config: SimConfig, temps_mc: list[int]) -> SysfsPaths
     if config.battery is not None:
         battery_dir = _device_dir(root, POWER_SUPPLY, "power_supply", "battery")
         write_atomic(battery_dir / "type", "Battery\n")
+    odpm_dir = None
+    if config.odpm is not None:
+        # As on Pixel phones: bus/iio/devices/iio:device0 links to the monitor's device.
+        odpm_dir = root / ODPM / "iio:device0"
+        odpm_dir.mkdir(parents=True)
+        bus = root / "bus" / "iio" / "devices"
+        bus.mkdir(parents=True)
+        (bus / "iio:device0").symlink_to(os.path.relpath(odpm_dir, bus))
+        write_atomic(odpm_dir / "name", config.odpm.name + "\n")
+        rails = config.odpm.rails
+        enabled = "".join(f"CH{k}[{r.name}]:{r.subsystem}\n" for k, r in enumerate(rails))
+        write_atomic(odpm_dir / "enabled_rails", enabled)
 
     # What the device agent reads to name the board (the header's SoC and model).
     soc_machine, model = SOC_IDENTITY.get(config.variant, ("", ""))
@@ -115,6 +129,7 @@ def build_tree(root: Path, config: SimConfig, temps_mc: list[int]) -> SysfsPaths
         cooling_cur_states=tuple(cooling_states),
         battery_dir=battery_dir,
         cpufreq_cur=tuple(cpufreq_cur),
+        odpm_dir=odpm_dir,
     )
 
 

@@ -68,6 +68,7 @@ def test_channels_are_matched_by_type_ordered_by_zone_and_converted():
         "cooling/cdsp",
         "power/battery/status",
         "power/battery/current",
+        "power/battery/current_now",
         "power/battery/voltage",
         "power/battery/power",
         "meter/hwmon2-power1_input/power",
@@ -81,7 +82,8 @@ def test_channels_are_matched_by_type_ordered_by_zone_and_converted():
         Trip(type="passive", temp_c=115.0, hyst_c=5.0),
     )
     assert plan.channels[4].max_state == 12
-    assert plan.channels[8].label == "battery computed |I| x V"
+    assert plan.channels[9].label == "battery computed |I| x V"
+    assert plan.channels[7].kind == "current_raw"
     raw = [
         "45000", "-273000", "", "52100", "3", "Discharging", "-420000", "3900000",
         "1500000", "1171200", "bogus", "100",
@@ -95,6 +97,7 @@ def test_channels_are_matched_by_type_ordered_by_zone_and_converted():
         "cooling/cdsp": 3.0,
         "power/battery/status": -1.0,
         "power/battery/current": -0.42,
+        "power/battery/current_now": -0.42,
         "power/battery/voltage": 3.9,
         "power/battery/power": pytest.approx(1.638),
         "meter/hwmon2-power1_input/power": 1.5,
@@ -126,7 +129,9 @@ def test_selection_by_pattern_and_warnings_for_unmatched_names():
 def test_current_direction_comes_from_status_not_the_drivers_sign():
     assert units.directed_current(-0.5, 1.0) == 0.5
     assert units.directed_current(0.5, -1.0) == -0.5
-    assert units.directed_current(-0.5, 0.0) == 0.5
+    # Only Charging sends current into the battery; full, idle or unknown supply the board.
+    assert units.directed_current(0.5, 0.0) == -0.5
+    assert units.directed_current(0.5, None) == -0.5
     assert units.status_code("Not charging") == 0.0
     assert units.status_code("") is None
 

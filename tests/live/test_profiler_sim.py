@@ -254,7 +254,9 @@ async def test_a_link_dropped_during_the_hook_loses_and_duplicates_nothing(tmp_p
 
 async def test_a_sweep_advances_through_every_variant(tmp_path):
     async with start_sim(tmp_path / "sim", variant="glasses", time_scale=20, seed=1) as sim:
-        profile = shipped("sim-glasses", sim, warmup=2, iterations=12, idle_baseline_s=0.0)
+        profile = shipped(
+            "sim-glasses", sim, warmup=2, iterations=12, duration_s=None, idle_baseline_s=0.0
+        )
         command = profile.run.command.replace("--num_inferences 50", "--num_inferences 8")
         events = await run_profile(profile.replace_run(command=command), tmp_path / "run.jsonl")
         runs = truth(sim, "qnn-net-run")

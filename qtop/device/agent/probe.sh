@@ -107,10 +107,24 @@ for qtop_dir in "$qtop_root"/class/power_supply/*; do
 	[ -d "$qtop_dir" ] || continue
 	qtop_read "$qtop_dir/type"
 	qtop_files=
-	for qtop_file in status current_now voltage_now power_now; do
+	for qtop_file in status current_now voltage_now power_now charge_counter; do
 		[ ! -e "$qtop_dir/$qtop_file" ] || qtop_files=$qtop_files${qtop_files:+,}$qtop_file
 	done
 	qtop_record supply "$qtop_dir" "${qtop_dir##*/}" "$qtop_value" "$qtop_files"
+done
+# Android ODPM power monitors: cumulative energy per rail since boot (energy_value:
+# a timestamp line, then one line per rail), and which subsystem each rail feeds.
+for qtop_dir in "$qtop_root"/bus/iio/devices/iio:device*; do
+	[ -r "$qtop_dir/energy_value" ] || continue
+	qtop_read "$qtop_dir/name"
+	qtop_record odpm "$qtop_dir" "$qtop_value"
+	while IFS= read -r qtop_line || [ -n "$qtop_line" ]; do
+		qtop_record odpm_line "$qtop_dir" "$qtop_line"
+	done <"$qtop_dir/energy_value"
+	[ -r "$qtop_dir/enabled_rails" ] || continue
+	while IFS= read -r qtop_line || [ -n "$qtop_line" ]; do
+		qtop_record odpm_rail "$qtop_dir" "$qtop_line"
+	done <"$qtop_dir/enabled_rails"
 done
 for qtop_dir in "$qtop_root"/devices/system/cpu/cpufreq/policy*; do
 	[ -d "$qtop_dir" ] || continue

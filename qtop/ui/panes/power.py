@@ -8,9 +8,10 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Static
 
-from qtop.analysis.energy import STATUS_CHARGING, UNIT_SCALE, PowerSource
+from qtop.analysis.current_sign import detect_current_sign
+from qtop.analysis.energy import STATUS_CHARGING, UNIT_SCALE, PowerSource, build_power_trace
 from qtop.stats.model import SessionModel
-from qtop.ui.derive import LiveAnalysis
+from qtop.ui.derive import LiveAnalysis, channel_series
 from qtop.ui.format import MISSING, clock, fmt
 from qtop.ui.panes.base import Pane
 from qtop.ui.plot import Figure, Line, gap_limit
@@ -32,16 +33,17 @@ class PowerNow:
     peak_w: float | None
     charging: bool
     trace: tuple[tuple[float, float], ...]
+    current_sign: str | None = None
 
 
-def _scaled(model: SessionModel, channel_id: str | None) -> float | None:
+def _scaled(model: SessionModel, channel_id: str | None, signed: bool = False) -> float | None:
     if channel_id is None:
         return None
     value = model.last_value(channel_id)
     channel = model.channels.get(channel_id)
     if value is None or channel is None:
         return None
-    return abs(value) * UNIT_SCALE.get(channel.unit, 1.0)
+    return (value if signed else abs(value)) * UNIT_SCALE.get(channel.unit, 1.0)
 
 
 def _group_channel(model: SessionModel, source: PowerSource, kind: str) -> str | None:
@@ -57,14 +59,22 @@ def _group_channel(model: SessionModel, source: PowerSource, kind: str) -> str |
 
 def power_trace(model: SessionModel, source: PowerSource) -> list[tuple[float, float]]:
     """(device time, watts) from the model's series of the source's channels."""
-    scales = [UNIT_SCALE.get(model.channels[c].unit, 1.0) for c in source.channels]
-    views = [model.channel_series[c].view() for c in source.channels if c in model.channel_series]
-    if len(views) != len(source.channels):
+    if any(c not in model.channel_series for c in source.channels):
         return []
-    if source.method == "power":
-        return [(p.t, abs(p.mean) * scales[0]) for p in views[0]]
-    volts = {p.t: abs(p.mean) * scales[1] for p in views[1]}
-    return [(p.t, abs(p.mean) * scales[0] * volts[p.t]) for p in views[0] if p.t in volts]
+    series = {c: channel_series(model.channel_series[c]) for c in source.channels}
+    return build_power_trace(source, model.channels, series).power_points()
+
+
+def _current_sign(model: SessionModel) -> str | None:
+    """The sign convention the battery's gauge was seen to follow, in a few words."""
+    kinds = ("current_raw", "battery_status")
+    series = {
+        c.id: channel_series(model.channel_series[c.id])
+        for c in model.channels.values()
+        if c.kind in kinds and c.id in model.channel_series
+    }
+    sign = detect_current_sign(model.channels, series)
+    return sign.short() if sign is not None else None
 
 
 def power_now(model: SessionModel, source: PowerSource | None) -> PowerNow | None:
@@ -73,11 +83,14 @@ def power_now(model: SessionModel, source: PowerSource | None) -> PowerNow | Non
     trace = power_trace(model, source)
     current_id = _group_channel(model, source, "current")
     voltage_id = _group_channel(model, source, "voltage")
-    current, voltage = _scaled(model, current_id), _scaled(model, voltage_id)
+    # The battery current keeps its sign: negative out of the battery, positive into it.
+    current, voltage = _scaled(model, current_id, signed=True), _scaled(model, voltage_id)
     if source.method == "power":
         power = _scaled(model, source.channels[0])
+    elif source.method == "current x voltage":
+        power = abs(current) * voltage if current is not None and voltage is not None else None
     else:
-        power = current * voltage if current is not None and voltage is not None else None
+        power = trace[-1][1] if trace else None
     recent = [
         w for t, w in trace if model.t_last is not None and t >= model.t_last - ROLLING_WINDOW_S
     ]
@@ -90,6 +103,7 @@ def power_now(model: SessionModel, source: PowerSource | None) -> PowerNow | Non
         peak_w=max((w for _, w in trace), default=None),
         charging=status is not None and round(status) == STATUS_CHARGING,
         trace=tuple(trace),
+        current_sign=_current_sign(model) if current is not None else None,
     )
 
 
@@ -101,6 +115,8 @@ def readings_line(now: PowerNow) -> Content:
     ]  # fmt: skip
     if now.current_a is not None:
         parts += [("  │  ", "$text-muted"), f"{now.current_a * 1000:.0f} mA"]
+        if now.current_sign:
+            parts.append((f" ({now.current_sign})", "$text-muted"))
     if now.voltage_v is not None:
         parts += [("  ", ""), f"{fmt(now.voltage_v, 2)} V"]
     return Content.assemble(*parts)
@@ -117,8 +133,12 @@ def energy_line(analysis: LiveAnalysis | None) -> Content:
         ("energy/inference ", "$text-muted"),
         (MISSING if per is None else f"{per * 1000:.2f} mJ", "bold $accent"),
     ]
+    if per is not None and not energy.valid:
+        parts.append((" NOT VALID", "bold $warning"))
     if energy.net_energy_per_inference_j is not None:
         parts += [("  net ", "$text-muted"), f"{energy.net_energy_per_inference_j * 1000:.2f} mJ"]
+        if not energy.net_valid:
+            parts.append((" NOT VALID", "bold $warning"))
     parts += [
         ("  │  ", "$text-muted"),
         f"{fmt(energy.mean_power_w, 2)} W × {clock(energy.span_s)}, {energy.inferences} inf.",
@@ -132,6 +152,11 @@ def power_warnings(now: PowerNow | None, analysis: LiveAnalysis | None) -> list[
         out.append(("BATTERY CHARGING: the current includes the charge current", LOUD))
     energy = analysis.energy if analysis is not None else None
     if energy is not None:
+        out.extend(
+            (f"not valid: {reason}", "$warning")
+            for reason in energy.invalid_reasons
+            if "charging" not in reason
+        )
         out.extend(
             (w, "$warning")
             for w in energy.warnings
