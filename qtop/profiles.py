@@ -60,7 +60,7 @@ class DeviceProfile:
     env: Mapping[str, str] = field(default_factory=dict)
     workdir: str | None = None
     spool_dir: str = "/tmp/qtop"
-    sysfs_root: str = "/"
+    sysfs_root: str = "/sys"
     thermal_zones: str | tuple[str, ...] = ALL
     cooling_devices: str | tuple[str, ...] = ALL
     power_supply: str = AUTO
@@ -432,7 +432,7 @@ def _device(reader: _Reader) -> DeviceProfile:
         env=reader.get("env", _env, {}),
         workdir=reader.get("workdir", _string),
         spool_dir=reader.get("spool_dir", _string, "/tmp/qtop"),
-        sysfs_root=reader.get("sysfs_root", _string, "/"),
+        sysfs_root=reader.get("sysfs_root", _string, "/sys"),
         thermal_zones=reader.get("thermal_zones", _selection, ALL),
         cooling_devices=reader.get("cooling_devices", _selection, ALL),
         power_supply=reader.get("power_supply", _string, AUTO),
