@@ -66,9 +66,11 @@ if command -v bash >/dev/null 2>&1; then
 	qtop_record cap bash "$(command -v bash)" "$(bash -c 'echo "${BASH_VERSINFO[0]}"' 2>/dev/null)" \
 		"$(bash -c 'echo "$BASH_VERSION"' 2>/dev/null)"
 fi
-for qtop_tool in setsid python3 tail; do
+for qtop_tool in setsid tail; do
 	command -v "$qtop_tool" >/dev/null 2>&1 && qtop_record cap "$qtop_tool" "$(command -v "$qtop_tool")"
 done
+# As launch.sh decides: a python3 that does not run (a shim needing bash) is none.
+python3 -c '' >/dev/null 2>&1 && qtop_record cap python3 "$(command -v python3)"
 qtop_d=$(date +%s%N 2>/dev/null)
 case $qtop_d in
 '' | *[!0-9]*) qtop_record cap date_ns 0 ;;
