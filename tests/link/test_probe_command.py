@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -369,3 +370,41 @@ def test_probe_a_host_by_its_ssh_config_alias_and_a_profile_through_it(tmp_path)
     assert types[:4] == ["socd", "vbat", "ibat-lvl0", "mdmss-0"] and "nsphvx-0" in types
     assert found["shell"]["bash"] is None and found["shell"]["agent"] == "sh"
     assert not_about_the_npu(found["problems"]) == []
+
+
+@pytest.mark.skipif(shutil.which("mksh") is None, reason="mksh is not installed")
+def test_a_32_bit_sh_without_bash_is_said_by_probe_and_refused_by_run(tmp_path):
+    """mksh, Android's sh, computes in 32 bits: the agent's µs timestamps would overflow."""
+    from qtop.sim.board import install_android_tools
+
+    tools = tmp_path / "bin"
+    install_android_tools(tools)
+    (tools / "sh").unlink()
+    (tools / "sh").symlink_to(shutil.which("mksh"))
+    root = helpers.make_sysfs(tmp_path / "sys")
+    profile = tmp_path / "mksh.yaml"
+    profile.write_text(
+        "name: mksh\n"
+        f"device: {{sysfs_root: '{root}', spool_dir: '{tmp_path / 'spool'}'}}\n"
+        "run: {command: ':', iterations: 2}\n"
+    )
+    env = {"PATH": str(tools), "HOME": str(tmp_path)}
+    probe = subprocess.run(
+        [PYTHON, "-m", "qtop", "probe", str(profile), "--local", "--json", "--window", "0"],
+        capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert probe.returncode == 1, probe.stderr
+    found = json.loads(probe.stdout)
+    assert found["shell"]["arith_bits"] == 32 and found["shell"]["bash"] is None
+    assert found["can_run"] is False
+    (problem,) = [p for p in found["problems"] if p["severity"] == "error"]
+    assert problem["item"] == "shell"
+    assert problem["problem"].startswith("the device's sh does 32-bit arithmetic (mksh")
+    run = subprocess.run(
+        [PYTHON, "-m", "qtop", "run", str(profile), "--local", "--headless", "--no-record"],
+        capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 1
+    assert "the device's sh does 32-bit arithmetic (mksh, Android's shell)" in run.stderr
+    assert "fix: put bash 5 or a busybox sh on the PATH of device.env" in run.stderr
+    assert not (tmp_path / "spool").exists() or not list((tmp_path / "spool").iterdir())
