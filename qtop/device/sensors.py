@@ -32,8 +32,8 @@ POWER_KINDS = ("power", "current", "energy")
 # the battery-current-limit driver's state of charge, voltage, current and levels.
 _NOT_TEMPERATURE = (
     ("socd", "battery state-of-charge drop, %"),
-    ("vbat*", "battery voltage, mV"),
-    ("*-vbat*", "battery voltage, mV"),
+    ("vbat", "battery voltage, mV"),
+    ("*-vbat", "battery voltage, mV"),
     ("*ibat*", "battery current, mA"),
     ("*bcl*", "battery current limit level"),
     ("*-lvl[0-9]*", "battery current limit level"),
