@@ -135,3 +135,25 @@ def test_a_config_names_what_it_gets_wrong() -> None:
         replace(glasses, raw_zones=(RawZoneSpec("vbat", "volts"),)).validate()
     with pytest.raises(UsageError, match="needs a 'cdsp' cooling device"):
         replace(glasses, cooling=(CoolingSpec("cdsp_hw", 3),)).validate()
+
+
+@pytest.mark.parametrize("variant", ["evk", "glasses"])
+async def test_the_profile_snippet_reads_the_boards_power(tmp_path: Path, variant: str) -> None:
+    from qtop.profiles import builtin_profile_dir, load_profile, load_profile_text
+    from qtop.sim import start_sim
+
+    async with start_sim(tmp_path / "sim", variant=variant) as sim:
+        snippet = sim.profile_snippet()
+    profile = load_profile_text(f"name: snip\n{snippet}run: {{command: ':', iterations: 1}}\n")
+    shipped = load_profile(builtin_profile_dir() / f"sim-{variant}.yaml").device
+    assert profile.device.sysfs_root == shipped.sysfs_root == "$QTOP_SIM_SYSFS"
+    assert profile.device.power_meter == shipped.power_meter
+    if variant == "evk":
+        assert profile.device.power_supply == "none"
+        assert [m.path for m in profile.device.power_meter] == [
+            "/sys/class/hwmon/hwmon0/power1_input",
+            "/sys/class/hwmon/hwmon0/curr1_input",
+            "/sys/class/hwmon/hwmon0/in1_input",
+        ]
+    else:
+        assert profile.device.power_meter == ()
