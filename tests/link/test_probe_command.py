@@ -98,7 +98,7 @@ def check_tools(found: dict, sim) -> None:
 
 
 async def test_probe_json_on_the_simulated_glasses(tmp_path):
-    async with start_sim(tmp_path / "sim", variant="glasses", time_scale=20, seed=4) as sim:
+    async with start_sim(tmp_path / "sim", variant="glasses", time_scale=1, seed=4) as sim:
         profile = sim_profile(sim, "sim-glasses", tmp_path)
         status, out, err = await qtop("probe", str(profile), "--json", "--window", WINDOW)
     assert status == 0, err
@@ -140,7 +140,8 @@ async def test_probe_json_on_the_simulated_glasses(tmp_path):
         "trips": [],
         "sampled": True,
     }
-    assert by_type["socd"]["raw"] == "13"  # 100 - the battery's 87 %
+    # 100 - the battery's state of charge: 87 % at the start, a fraction less by now.
+    assert 13 <= int(by_type["socd"]["raw"]) <= 15
     assert by_type["socd"]["quantity"] == "battery state-of-charge drop, %"
     assert 3800 < int(by_type["vbat"]["raw"]) < 4400
     assert by_type["vbat"]["quantity"] == "battery voltage, mV"
@@ -219,7 +220,7 @@ async def test_probe_json_on_the_simulated_evk_shows_its_meter(tmp_path):
     ]
     assert all(m["sampled"] for m in meters)
     power, current, voltage = (m["value"] for m in meters)
-    assert power == int(meters[0]["raw"]) / 1e6 and 8 < power < 20
+    assert power == pytest.approx(int(meters[0]["raw"]) / 1e6) and 8 < power < 20
     assert 11.5 < voltage <= 12.0
     # One conversion, three files: read a few ms apart, they agree to the meter's noise.
     assert power == pytest.approx(current * voltage, rel=0.05)
