@@ -20,6 +20,8 @@ from qtop.transport.base import Transport
 from qtop.transport.command import exports, join
 
 INSPECT_TIMEOUT_S = 60.0
+# mksh's arithmetic wraps at 32 bits: its microsecond counts go round every 71 minutes.
+WRAP = 2**32
 TOOLS = ("qnn-net-run", "qnn-profile-viewer", "genie-t2t-run")
 
 
@@ -142,7 +144,8 @@ def parse_inspection(text: str, watched: tuple[str, ...], where: str = "the devi
             hidden = _number(fields[1])
         elif kind == "w" and fields and fields[0].lstrip("-").isdigit():
             values = tuple(fields[1:]) + ("",) * (len(watched) - len(fields) + 1)
-            window.append((int(fields[0]) / 1e6, values[: len(watched)]))
+            micros = _unwrapped(int(fields[0]), window[-1][0] * 1e6 if window else None)
+            window.append((micros / 1e6, values[: len(watched)]))
     if not complete:
         raise RunFailed(
             f"{where}: the device inspection stopped before its end (the shell or the link failed)",
@@ -159,6 +162,15 @@ def parse_inspection(text: str, watched: tuple[str, ...], where: str = "the devi
         watched=watched,
         window=tuple(window),
     )
+
+
+def _unwrapped(micros: int, previous: float | None) -> int:
+    """A 32-bit shell's (mksh) wrapped microsecond count, put back after the one before it."""
+    if previous is None:
+        return micros
+    while micros < previous - WRAP / 2:
+        micros += WRAP
+    return micros
 
 
 def refresh_of(series: Sequence[tuple[float, str]]) -> Refresh | None:

@@ -3,8 +3,9 @@
 # Prints tab-separated records: the shell running this script, the QNN/Genie
 # tools (on PATH or in WORKDIR) with qnn-net-run's version, every hwmon device
 # under the sysfs root, the processes that hold the NPU, then FILE... read
-# every INTERVAL_MS for WINDOW_MS (one `w` line per read: uptime in µs, then
-# each file's value), so the host can see how often each sensor changes.
+# every INTERVAL_MS for WINDOW_MS, at least once (one `w` line per read: uptime
+# in µs, then each file's value), so the host can see how often each sensor
+# changes.
 # Forks are fine here: this runs once and never during a measurement.
 
 T='	'
@@ -96,10 +97,11 @@ ls -l /proc/[0-9]*/fd 2>/dev/null | while IFS= read -r qtop_line; do
 done
 qtop_record npu_scan "$qtop_scanned" "$qtop_hidden"
 
+# At least one read, so a window of 0 still gives the current values.
 qtop_now_uptime
 qtop_end=$((now + qtop_window_ms * 1000))
 qtop_pause=$((qtop_interval_ms / 1000)).$(printf '%03d' $((qtop_interval_ms % 1000)))
-while [ "$#" -gt 0 ] && [ "$now" -lt "$qtop_end" ]; do
+while [ "$#" -gt 0 ]; do
 	qtop_line=w$T$now
 	for qtop_file in "$@"; do
 		qtop_value=
@@ -107,6 +109,7 @@ while [ "$#" -gt 0 ] && [ "$now" -lt "$qtop_end" ]; do
 		qtop_line=$qtop_line$T$qtop_value
 	done
 	printf '%s\n' "$qtop_line"
+	[ "$now" -lt "$qtop_end" ] || break
 	sleep "$qtop_pause"
 	qtop_now_uptime
 done
