@@ -22,3 +22,19 @@ def fixtures_dir() -> Path:
 @pytest.fixture
 def simple_events() -> list:
     return simple_session_events()
+
+
+@pytest.fixture(autouse=True)
+def private_ssh_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """No test reads this machine's ~/.ssh, /etc/ssh or ssh-agent: HOME is a fresh
+    directory with an empty ~/.ssh, and the system-wide ssh files are absent."""
+    home = tmp_path_factory.mktemp("home")
+    (home / ".ssh").mkdir(mode=0o700)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    system = home / "system-ssh"
+    monkeypatch.setattr("qtop.transport.ssh_config.SYSTEM_CONFIG", str(system / "ssh_config"))
+    monkeypatch.setattr(
+        "qtop.transport.ssh_config.SYSTEM_KNOWN_HOSTS", (str(system / "ssh_known_hosts"),)
+    )
+    return home

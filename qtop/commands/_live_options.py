@@ -1,33 +1,38 @@
-"""Options shared by the commands that run a live session (run, demo)."""
+"""Options shared by the commands that run a live session (run, demo).
+
+The run-plan options take text and are checked by the profile schema's own
+rules (``qtop.live.overrides``), so ``--duration 20``, ``--duration 20s`` and
+``duration: 20`` in a profile are the same thing, with the same limits and
+the same messages.
+"""
 
 from __future__ import annotations
 
 import argparse
+import re
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from qtop.profiles import Profile
+
+# argparse takes '-5s' for an option unless it looks like a negative number: let
+# anything starting '-<digit>' be a value, so that '--duration -5s' gets the
+# schema's message rather than "expected one argument" (no option of qtop's
+# starts with a digit).
+_NEGATIVE_VALUE = re.compile(r"^-\.?\d")
 
 
-def _positive_float(text: str) -> float:
-    from qtop.profiles import parse_duration
+def _limits(section: str, attribute: str) -> str:
+    from qtop.profiles.model import DeviceProfile, RunProfile
+    from qtop.profiles.schema import field_named
 
-    try:
-        value = parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be more than 0")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more")
-    return value
+    cls = RunProfile if section == "run" else DeviceProfile
+    return field_named(cls, attribute).key.kind.accepts()
 
 
 def add_live_options(parser: argparse.ArgumentParser) -> None:
+    parser._negative_number_matcher = _NEGATIVE_VALUE
     session = parser.add_argument_group("session")
     session.add_argument(
         "--headless", action="store_true", help="print progress and a summary instead of the UI"
@@ -36,18 +41,51 @@ def add_live_options(parser: argparse.ArgumentParser) -> None:
         "--record", metavar="FILE", help="recording path (default: a timestamped file)"
     )
     session.add_argument("--no-record", action="store_true", help="do not write a recording")
-    plan = parser.add_argument_group("run plan (overrides the profile)")
-    plan.add_argument("--warmup", type=_count, metavar="N", help="warm-up iterations")
-    plan.add_argument("--iterations", type=_count, metavar="N", help="measured iterations")
-    plan.add_argument(
-        "--duration", type=_positive_float, metavar="SECONDS", help="measure for a duration (10m)"
+    plan = parser.add_argument_group(
+        "run plan (overrides the profile; durations: 90, 0.5, 250ms, 30s, 10m, 1h30m)"
     )
     plan.add_argument(
-        "--interval", type=_positive_float, metavar="SECONDS", help="sensor sampling interval"
+        "--warmup", metavar="N", help=f"warm-up iterations ({_limits('run', 'warmup')})"
+    )
+    plan.add_argument(
+        "--iterations",
+        metavar="N",
+        help=f"measured iterations ({_limits('run', 'iterations')})",
+    )
+    plan.add_argument(
+        "--duration",
+        metavar="DURATION",
+        help=f"measure for this long instead ({_limits('run', 'duration_s')})",
+    )
+    plan.add_argument(
+        "--interval",
+        metavar="DURATION",
+        help=f"sensor sampling interval ({_limits('device', 'sample_interval_s')})",
     )
     plan.add_argument(
         "--variant", action="append", metavar="NAME", help="run only these variants (repeatable)"
     )
+
+
+def load_run_profile(args: argparse.Namespace) -> Profile:
+    """The profile the command line names, with its options applied and checked.
+
+    Says which file a name resolved to, and prints the warnings that still apply
+    once the options have replaced what they replace.
+    """
+    from qtop.live.overrides import apply_overrides, print_warning, replaced_keys
+    from qtop.profiles import Issue, load_profile, resolve
+
+    resolved = resolve(args.profile)
+    if resolved.by_name:
+        sys.stderr.write(resolved.describe() + "\n")
+    warnings: list[Issue] = []
+    profile = load_profile(resolved.path, on_warning=warnings.append)
+    replaced = replaced_keys(args)
+    for issue in warnings:
+        if issue.key not in replaced:
+            print_warning(args.command, issue)
+    return apply_overrides(profile, args)
 
 
 def wants_headless(args: argparse.Namespace) -> bool:
@@ -56,8 +94,6 @@ def wants_headless(args: argparse.Namespace) -> bool:
     The UI needs a terminal to draw on; writing its escape codes into a file
     and waiting for a key nobody can press would help no one.
     """
-    import sys
-
     if args.headless:
         return True
     if not sys.stdout.isatty():

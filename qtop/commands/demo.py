@@ -77,13 +77,13 @@ def run(args: argparse.Namespace) -> int:
     from qtop.live.overrides import apply_overrides
     from qtop.live.runner import LiveOptions, LiveRun
     from qtop.live.source import LiveSource
-    from qtop.profiles import load_profile, resolve_profile
+    from qtop.profiles import builtin_profile, load_profile
     from qtop.sim import start_sim
     from qtop.sim.config import default_config, lemans_zones
     from qtop.transport.ssh import SSHTarget, SSHTransport
 
     board = BOARDS[args.board]
-    profile = load_profile(resolve_profile(board.profile))
+    profile = load_profile(builtin_profile(board.profile))
     if args.iterations is None and args.duration is None:
         profile = profile.replace_run(iterations=None, duration_s=board.duration_s)
     profile = apply_overrides(profile, args)

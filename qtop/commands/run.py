@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from qtop.commands._live_options import add_live_options, wants_headless
+from qtop.commands._live_options import add_live_options, load_run_profile, wants_headless
 
 if TYPE_CHECKING:
     from qtop.session import Session
@@ -60,13 +60,11 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from qtop.live.hooks import profiler_hook_for
-    from qtop.live.overrides import apply_overrides
     from qtop.live.runner import LiveOptions, LiveRun
     from qtop.live.source import LiveSource
-    from qtop.profiles import load_profile, resolve_profile
     from qtop.transport.base import Transport
 
-    profile = apply_overrides(load_profile(resolve_profile(args.profile)), args)
+    profile = load_run_profile(args)
     transport: Transport
     if args.local:
         from qtop.transport.local import LocalTransport

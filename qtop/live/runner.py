@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import sys
 import threading
@@ -29,6 +30,7 @@ from qtop.record.writer import RecordingWriter
 from qtop.session import Session
 
 RECORDINGS_DIR = "recordings"
+_UNSAFE_IN_FILE_NAME = re.compile(r"[^0-9A-Za-z_.+-]+")
 UiOpener = Callable[[Session], Awaitable[bool]]
 
 
@@ -44,8 +46,10 @@ class LiveOptions:
 
 
 def default_recording_path(profile_name: str, now: float | None = None) -> Path:
+    """``recordings/<time>-<name>.jsonl``; the name is made safe, never a path of its own."""
     stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime(now))
-    return Path(RECORDINGS_DIR) / f"{stamp}-{profile_name}.jsonl"
+    slug = _UNSAFE_IN_FILE_NAME.sub("-", profile_name).strip("-.")[:80] or "run"
+    return Path(RECORDINGS_DIR) / f"{stamp}-{slug}.jsonl"
 
 
 def _ask(question: str, stdin: TextIO, out: TextIO) -> asyncio.Future[bool]:

@@ -154,7 +154,8 @@ class LiveSource:
         except LinkDown as exc:
             raise RunFailed(
                 str(exc),
-                "check the host name, that the device is up and reachable, and your "
+                exc.fix
+                or "check the host name, that the device is up and reachable, and your "
                 "~/.ssh/config; 'ssh HOST true' should work without a password prompt",
             ) from None
         self._connected.set()

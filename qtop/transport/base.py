@@ -15,7 +15,14 @@ from qtop.errors import RunFailed
 
 
 class LinkDown(Exception):
-    """The link to the device dropped (or never came up); reconnecting may help."""
+    """The link to the device dropped (or never came up); reconnecting may help.
+
+    ``fix`` says what the user can check when the link never came up at all.
+    """
+
+    def __init__(self, problem: str, fix: str | None = None) -> None:
+        super().__init__(problem)
+        self.fix = fix
 
 
 class HostKeyRefused(RunFailed):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import getpass
 import os
+import pwd
 import socket
 import subprocess
 import time
@@ -49,9 +50,11 @@ def make_sysfs(root: Path, nsp_mc: int = 52000) -> Path:
 
 
 def profile_for(sysfs: Path, spool: Path, run: str, device: str = "") -> Profile:
+    # A key given twice is an error: the caller's sample_interval replaces the default one.
+    interval = "" if "sample_interval" in device else ", sample_interval: 50ms"
     text = (
         "name: linktest\n"
-        f"device: {{sysfs_root: '{sysfs}', spool_dir: '{spool}', sample_interval: 50ms"
+        f"device: {{sysfs_root: '{sysfs}', spool_dir: '{spool}'{interval}"
         f"{', ' + device if device else ''}}}\n"
         f"run: {run}\n"
     )
@@ -153,7 +156,14 @@ class Sshd:
             self.process.wait()
 
 
-def start_sshd(directory: Path, set_env: dict[str, str] | None = None) -> Sshd:
+def start_sshd(
+    directory: Path,
+    set_env: dict[str, str] | None = None,
+    tcp_forwarding: bool = True,
+    log_level: str = "ERROR",
+) -> Sshd:
+    """sshd on a free loopback port. ``tcp_forwarding`` is what a jump host needs;
+    ``log_level`` DEBUG1 makes ``sshd.log`` show each forwarded connection's target."""
     directory.mkdir(parents=True, exist_ok=True)
     host_key = asyncssh.generate_private_key("ssh-ed25519")
     client_key = asyncssh.generate_private_key("ssh-ed25519")
@@ -175,19 +185,21 @@ def start_sshd(directory: Path, set_env: dict[str, str] | None = None) -> Sshd:
         "PasswordAuthentication no",
         "KbdInteractiveAuthentication no",
         "PubkeyAuthentication yes",
-        "LogLevel ERROR",
+        f"AllowTcpForwarding {'yes' if tcp_forwarding else 'no'}",
+        f"LogLevel {log_level}",
     ]
     if set_env:
         lines.append("SetEnv " + " ".join(f'{k}="{v}"' for k, v in set_env.items()))
     (directory / "sshd_config").write_text("\n".join(lines) + "\n")
     if os.geteuid() == 0:
         os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
-    process = subprocess.Popen(
-        [SSHD, "-D", "-e", "-f", str(directory / "sshd_config")],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=open(directory / "sshd.log", "wb"),  # noqa: SIM115
-    )
+    with open(directory / "sshd.log", "wb") as log:
+        process = subprocess.Popen(
+            [SSHD, "-D", "-e", "-f", str(directory / "sshd_config")],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
     deadline = time.monotonic() + 10
     while True:
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
@@ -208,3 +220,61 @@ def start_sshd(directory: Path, set_env: dict[str, str] | None = None) -> Sshd:
         directory,
         process,
     )
+
+
+SSH = "/usr/bin/ssh"
+
+
+def home_ssh_dir() -> Path:
+    """``~/.ssh`` of the test's private HOME (see the ``private_ssh_home`` fixture)."""
+    return Path(os.environ["HOME"]) / ".ssh"
+
+
+def write_ssh_config(text: str, name: str = "config") -> Path:
+    """Write ``~/.ssh/config`` (or a file beside it) as a user keeps it: mode 600."""
+    path = home_ssh_dir() / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(0o600)
+    return path
+
+
+def config_line(path: Path, text: str) -> str:
+    """``~/.ssh/config line N`` for the first line of ``path`` holding ``text``."""
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if text in line:
+            home = os.environ["HOME"]
+            return f"{str(path).replace(home, '~', 1)} line {number}"
+    raise AssertionError(f"{text!r} is not in {path}")
+
+
+def ssh_dash_g(alias: str, *args: str) -> dict[str, str]:
+    """What OpenSSH's own ``ssh -G`` resolves ``alias`` to, reading only ``~/.ssh/config``.
+
+    ssh expands ``~`` and ``%d`` with the passwd entry's home, not ``$HOME``; that prefix
+    is mapped back onto the test's HOME so the two can be compared.
+    """
+    home = os.environ["HOME"]
+    real_home = pwd.getpwuid(os.getuid()).pw_dir.rstrip("/")
+    result = subprocess.run(
+        [SSH, "-G", "-F", str(home_ssh_dir() / "config"), *args, alias],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+        check=True,
+    )
+    values: dict[str, str] = {}
+    for line in result.stdout.splitlines():
+        key, _, value = line.partition(" ")
+        value = " ".join(_home_mapped(word, real_home, home) for word in value.split(" "))
+        values[key] = f"{values[key]} {value}" if key in values else value
+    return values
+
+
+def _home_mapped(word: str, real_home: str, home: str) -> str:
+    if word.startswith("~/"):
+        return home + word[1:]
+    if real_home and word.startswith(real_home + "/"):
+        return home + word[len(real_home) :]
+    return word

@@ -1,4 +1,5 @@
-"""The link against OpenSSH's sshd on loopback: a run, a drop, host keys, a jump host."""
+"""The link against OpenSSH's sshd on loopback: a run, a drop, host keys (~/.ssh/config and
+jump hosts: test_ssh_config.py)."""
 
 import os
 
@@ -38,7 +39,6 @@ def target(sshd, **changes):
         identity_file=str(sshd.client_key),
         known_hosts=str(sshd.known_hosts),
         connect_timeout_s=5.0,
-        ssh_config=(),
     )
     values.update(changes)
     return SSHTarget(**values)
@@ -133,37 +133,10 @@ async def test_a_changed_host_key_is_refused_even_with_accept_new(sshd, tmp_path
     assert known.read_text() == stale + "\n"
 
 
-async def test_user_known_hosts_file_none_in_ssh_config_is_refused(sshd, tmp_path):
-    config = tmp_path / "ssh_config"
-    config.write_text(f"Host device\n  HostName {sshd.host}\n  UserKnownHostsFile none\n")
-    transport = SSHTransport(
-        target(sshd, host="device", known_hosts=None, ssh_config=(str(config),))
-    )
-    with pytest.raises(HostKeyRefused, match="UserKnownHostsFile none"):
-        await transport.connect()
-
-
 async def test_known_hosts_none_in_the_profile_is_refused(sshd):
     transport = SSHTransport(target(sshd, known_hosts="none"))
     with pytest.raises(HostKeyRefused, match="would turn host-key checking off"):
         await transport.connect()
-
-
-async def test_ssh_config_alias_and_proxy_jump_are_followed(sshd, tmp_path):
-    config = tmp_path / "ssh_config"
-    config.write_text(
-        f"Host jump\n  HostName {sshd.host}\n  Port {sshd.port}\n  User {sshd.user}\n"
-        f"  IdentityFile {sshd.client_key}\n"
-        f"Host device\n  HostName {sshd.host}\n  Port {sshd.port}\n  User {sshd.user}\n"
-        f"  IdentityFile {sshd.client_key}\n  ProxyJump jump\n  ForwardAgent yes\n"
-    )
-    transport = SSHTransport(
-        SSHTarget(host="device", known_hosts=str(sshd.known_hosts), ssh_config=(str(config),))
-    )
-    await transport.connect()
-    result = await transport.run('echo "${SSH_AUTH_SOCK:-no agent}"', timeout=10)
-    await transport.close()
-    assert result.text == "no agent\n"
 
 
 def test_keepalives_and_connect_timeout_are_on_by_default():
