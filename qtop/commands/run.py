@@ -71,8 +71,10 @@ def run(args: argparse.Namespace) -> int:
 
         transport = LocalTransport()
     else:
+        from qtop.sim.reach import check_simulator_up
         from qtop.transport.ssh import SSHTarget, SSHTransport
 
+        check_simulator_up(profile, args.host)
         target = SSHTarget.from_profile(profile.device, args.host, args.accept_new_host_key)
         transport = SSHTransport(target)
     options = LiveOptions(

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import argparse
 
-HELP = "run the simulated IQ-9075 board as an SSH server on loopback (foreground)"
+HELP = "run a simulated board (IQ-9075 EVK or glasses) as an SSH server on loopback"
 DESCRIPTION = """\
-Run the simulated board: an SSH server on 127.0.0.1 only, with its own host key
+Run a simulated board: an SSH server on 127.0.0.1 only, with its own host key
 and a client key written into the state directory, a simulated sysfs tree
 refreshed by a thermal model, and simulated qnn-net-run, qnn-profile-viewer and
 genie-t2t-run. Prints one ssh command line for the plain OpenSSH client and the
 equivalent profile snippet, then runs until Ctrl-C.
+
+--variant evk is an IQ-9075 EVK (upstream zone names, no battery, an INA226
+power meter on its 12 V input); --variant glasses is a pair of Snapdragon
+glasses as an Android kernel shows them (nsphvx-0, shell_front, battery, ...;
+a battery; no bash on the PATH).
 
 profiles/sim-evk.yaml and profiles/sim-glasses.yaml work against the defaults
 (port 2222, state in ~/.local/state/qtop/sim; --variant glasses for the latter).
@@ -42,7 +47,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--variant",
         choices=("evk", "glasses"),
         default="evk",
-        help="evk: IQ-9075 EVK, no battery; glasses: with a battery (default evk)",
+        help="evk: IQ-9075 EVK with a power meter; glasses: Android glasses on battery "
+        "(default evk)",
     )
     parser.add_argument(
         "--time-scale",

@@ -37,6 +37,7 @@ class CoolingFound:
     path: str
     type: str
     max_state: str
+    cur_state: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +93,12 @@ class ProbeResult:
         except ValueError:
             return None
         return bash[0] if major >= 5 else None
+
+    @property
+    def arith_bits(self) -> int:
+        """The width of ``sh``'s arithmetic: 64, or 32 for mksh (Android's sh)."""
+        value = self.caps.get("arith", ("64",))[0]
+        return 32 if value == "32" else 64
 
     @property
     def page_size(self) -> int:
@@ -154,7 +161,7 @@ def parse_probe(text: str, host: str = "the device") -> ProbeResult:
                 TripFound(fields[1], fields[2], fields[3], _at(fields, 4))
             )
         elif kind == "cooling" and len(fields) >= 2:
-            cooling.append(CoolingFound(fields[0], fields[1], _at(fields, 2)))
+            cooling.append(CoolingFound(fields[0], fields[1], _at(fields, 2), _at(fields, 3)))
         elif kind == "supply" and len(fields) >= 3:
             files = tuple(f for f in _at(fields, 3).split(",") if f)
             supplies.append(SupplyFound(fields[0], fields[1], fields[2], files))

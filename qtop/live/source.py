@@ -193,6 +193,14 @@ class LiveSource:
         wanted = self._agent_shell
         if wanted in (None, "auto"):
             bash = probe.bash_path
+            if bash is None and probe.arith_bits < 64:
+                raise RunFailed(
+                    f"{self.where}: the device's sh does 32-bit arithmetic (mksh, Android's "
+                    "shell), and there is no bash 5: the agent's microsecond timestamps would "
+                    "overflow it, so qtop does not start a run that would record wrong times",
+                    "put bash 5 or a busybox sh on the PATH of device.env; see "
+                    "docs/assumptions.md, 'Device link'",
+                )
             self._shell_name = f"bash {probe.caps['bash'][2]}" if bash else "sh"
             return bash or "sh"
         if wanted == "bash":
@@ -234,7 +242,7 @@ class LiveSource:
         }
         self._emit(self.translator.channels_event())
         for warning in self.sensors.warnings:
-            self._emit(self.translator.note(warning, "warning"))
+            self._emit(self.translator.probe_warning(warning))
         self._pump_task = asyncio.create_task(self._pump())
         waiter = asyncio.create_task(self._header_ready.wait())
         try:

@@ -35,6 +35,7 @@ from qtop.device.protocol import (
 from qtop.device.refresh import RefreshEstimator
 from qtop.device.sensors import SensorPlan
 from qtop.events import Channels, End, Event, Iteration, Link, Log, PhaseChange, Sample
+from qtop.stats.model import PROBE_STREAM
 
 ERROR_LINES = 10
 ERROR_CHARS = 2000
@@ -130,6 +131,10 @@ class Translator:
     def note(self, text: str, level: str = "info", t: float | None = None) -> Log:
         """A host-side note in the stream (stream ``qtop``)."""
         return self._log("qtop", level, text, t)
+
+    def probe_warning(self, text: str) -> Log:
+        """What the device probe found missing, before the run (stream ``probe``)."""
+        return self._log(PROBE_STREAM, "warning", text)
 
     def channels_event(self) -> Channels:
         return Channels(host_t=self.now(), channels=self.sensors.channels)

@@ -59,7 +59,11 @@ class MeterChannel:
 
     path: str = key(
         Text(),
-        "the meter's file on the device, e.g. an INA226 hwmon `power1_input`",
+        "the meter's file on the device, e.g. an INA226 hwmon "
+        "`/sys/class/hwmon/hwmon2/power1_input`. A path under `/sys` is read under "
+        "`sysfs_root` (`<sysfs_root>/class/hwmon/hwmon2/power1_input`), any other path as it "
+        "is. hwmon numbers can change between boots: `qtop probe` lists each hwmon device by "
+        "`name`",
         required=True,
         example="/sys/class/hwmon/hwmon2/power1_input",
     )
@@ -188,9 +192,11 @@ class DeviceProfile:
     )
     sysfs_root: str = key(
         Text(),
-        "the directory that stands for `/sys` (test rigs, chroots): thermal zones are read "
-        "from `<sysfs_root>/class/thermal`. May start with `$NAME`, a variable of the "
-        "device's environment (`$QTOP_SIM_SYSFS` for the simulated board)",
+        "the directory that stands for `/sys` on the device: thermal zones, cooling devices, "
+        "power supplies, cpufreq, the SoC identity and `power_meter` paths under `/sys` are "
+        "all read under it (leave it at `/sys` on a board; a test rig or chroot names its "
+        "copy). May start with `$NAME`, a variable of the device's environment "
+        "(`$QTOP_SIM_SYSFS`, the simulated board's stand-in for `/sys`)",
         default="/sys",
         example="/sys",
     )

@@ -210,7 +210,8 @@ def summarize_model(
             )
             for m in model.markers
         ),
-        warnings=warnings,
+        # What the probe found missing explains an empty thermal or power section.
+        warnings=warnings + tuple(w for w in model.probe_warnings if w not in warnings),
         analysis=analysis,
     )
 

@@ -15,6 +15,13 @@ from qtop.sim.config import SimConfig
 from qtop.sim.keys import KNOWN_HOSTS_FILE, ensure_keys, write_known_hosts
 from qtop.sim.ssh_server import SimSSHServer, check_bind_host
 
+# What the simulated INA2xx's hwmon files hold (hwmon units).
+METER_FILES = (
+    ("power1_input", "power", "uW"),
+    ("curr1_input", "current", "mA"),
+    ("in1_input", "voltage", "mV"),
+)
+
 
 class RunningSim:
     """A started simulator: where it listens, how to reach it, and fault-injection hooks."""
@@ -85,6 +92,17 @@ class RunningSim:
         for key in ("host", "port", "user", "identity_file", "known_hosts"):
             lines.append(f"  {key}: {overrides[key]}")
         lines.append("  sysfs_root: $QTOP_SIM_SYSFS")
+        meter = self.board.config.meter
+        if meter is not None:
+            # The EVK has no battery: its power comes from the meter, a path under /sys.
+            lines.append("  power_supply: none")
+            lines.append("  power_meter:")
+            hwmon = f"/sys/class/hwmon/{meter.hwmon}"
+            for file, quantity, unit in METER_FILES:
+                lines.append(
+                    f"    - {{path: {hwmon}/{file}, quantity: {quantity}, unit: {unit}, "
+                    f"label: {meter.name}}}"
+                )
         return "\n".join(lines) + "\n"
 
     async def drop_connections(self) -> None:

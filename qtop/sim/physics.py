@@ -78,6 +78,17 @@ class ThermalModel:
             return None
         return battery_reading(battery, self.battery_used_mah, self.current_ma())
 
+    def input_power_w(self) -> float | None:
+        """What the board's external power meter measures (``None`` without a meter)."""
+        meter = self.config.meter
+        if meter is None:
+            return None
+        return (
+            meter.idle_w
+            + meter.npu_w * self.npu_load * self.npu_power_factor()
+            + meter.cpu_w * self.cpu_load
+        )
+
     def current_ma(self) -> float:
         return sum(self.current_parts_ma().values())
 

@@ -9,6 +9,7 @@ loop runs next to the benchmarks it serves.
 from __future__ import annotations
 
 import bisect
+import math
 import random
 import threading
 import time
@@ -26,6 +27,8 @@ from qtop.sim.sysfs import SysfsPaths, build_tree, write_atomic
 _CPU_LOAD_PER_TOOL = 0.3
 # How much of the battery's true energy curve is kept for tests (2 h of 50 ms ticks).
 _ENERGY_HISTORY = 144_000
+# The battery-current-limit driver's zones follow the fuel gauge's pace.
+RAW_ZONE_REFRESH_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +85,8 @@ class SensorLoop:
         # Refreshes are counted, not accumulated, so float error never shifts a period.
         self._zone_refreshes = [0] * len(config.zones)
         self._battery_refreshes = -1
+        self._raw_zone_refreshes = -1
+        self._meter_refreshes = -1
         self._next_cpufreq = start
         self._written_cdsp = 0
         self._written_freqs: list[int] = [p.idle_khz for p in config.cpufreq]
@@ -99,6 +104,8 @@ class SensorLoop:
         # The fuel gauge files exist from the start, as on a real board.
         self._refresh_battery(start)
         self._write_odpm(start)
+        self._refresh_raw_zones(start)
+        self._refresh_meter(start)
 
     def _reading(self, index: int) -> int:
         thermal = self.config.thermal
@@ -134,6 +141,8 @@ class SensorLoop:
         self._refresh_cooling()
         self._refresh_battery(now)
         self._write_odpm(now)
+        self._refresh_raw_zones(now)
+        self._refresh_meter(now)
         self._refresh_cpufreq(now, cpu_load)
 
     # --- the battery's charge and energy --------------------------------------
@@ -232,6 +241,46 @@ class SensorLoop:
             with self._lock:
                 left = max(0.0, start_uah - self._charge_used_uah)
             self._write(directory / "charge_counter", round(left))
+
+    def _refresh_raw_zones(self, now: float) -> None:
+        """The battery-current-limit zones, once a second from the battery's state."""
+        due = _periods_elapsed(now - self._start, RAW_ZONE_REFRESH_S)
+        if due <= self._raw_zone_refreshes or not self.config.raw_zones:
+            return
+        self._raw_zone_refreshes = due
+        battery = self.model.battery()
+        for spec, path in zip(self.config.raw_zones, self.paths.raw_zone_temps, strict=True):
+            if spec.reading == "offline":
+                continue
+            value = 0
+            if battery is not None:
+                value = {
+                    "soc_drop": round(100 - battery.percent),
+                    "battery_mv": round(battery.volts * 1000),
+                    "battery_ma": round(battery.current_ma),
+                }[spec.reading]
+            self._write(path, value)
+
+    def _refresh_meter(self, now: float) -> None:
+        """The INA2xx: power (µW), current (mA) and bus voltage (mV) from one conversion."""
+        meter = self.config.meter
+        directory = self.paths.meter_dir
+        watts = self.model.input_power_w()
+        if meter is None or directory is None or watts is None:
+            return
+        due = _periods_elapsed(now - self._start, meter.refresh_s)
+        if due <= self._meter_refreshes:
+            return
+        self._meter_refreshes = due
+        watts = max(0.0, watts + self._rng.gauss(0.0, meter.noise_mw / 1000.0))
+        # The rail sags under load: solve P = V * I with V = rail - I * R.
+        rail, ohm = meter.rail_volts, meter.source_ohm
+        amps = (rail - math.sqrt(max(0.0, rail * rail - 4 * ohm * watts))) / (2 * ohm)
+        volts = rail - amps * ohm
+        self._write(directory / "power1_input", round(watts * 1e6))
+        self._write(directory / "curr1_input", round(amps * 1000))
+        self._write(directory / "in1_input", round(volts * 1000))
+        self._write(directory / "in0_input", round(amps * meter.shunt_ohm * 1000))
 
     def _refresh_cpufreq(self, now: float, cpu_load: float) -> None:
         if now < self._next_cpufreq:

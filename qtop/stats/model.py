@@ -40,6 +40,10 @@ MARKERS_KEPT = 1000
 PHASES_KEPT = 1000
 FAILURES_KEPT = 50
 GAPS_KEPT = 200
+PROBE_WARNINGS_KEPT = 50
+# The log stream of what the device probe found missing before the run (no
+# thermal zone, no power source, ...): shown until the session ends.
+PROBE_STREAM = "probe"
 
 
 @dataclass(slots=True)
@@ -140,6 +144,7 @@ class SessionModel:
         self.variants: list[str] = []
         self.logs: deque[Log] = deque(maxlen=LOG_LINES_KEPT)
         self.log_count = 0
+        self.probe_warnings: list[str] = []
         self.markers: deque[Marker] = deque(maxlen=MARKERS_KEPT)
         self.profile_reports: dict[str, ProfileReport] = {}
         self.profile_report_count = 0
@@ -237,6 +242,13 @@ class SessionModel:
     def _apply_log(self, event: Log) -> None:
         self.log_count += 1
         self.logs.append(event)
+        if (
+            event.stream == PROBE_STREAM
+            and event.level in ("warning", "error")
+            and len(self.probe_warnings) < PROBE_WARNINGS_KEPT
+            and event.text not in self.probe_warnings
+        ):
+            self.probe_warnings.append(event.text)
 
     def _apply_marker(self, event: Marker) -> None:
         self.markers.append(event)
@@ -348,6 +360,7 @@ class SessionModel:
             "variants": list(self.variants),
             "logs": [e.to_dict() for e in self.logs],
             "log_count": self.log_count,
+            "probe_warnings": list(self.probe_warnings),
             "markers": [e.to_dict() for e in self.markers],
             "profile_reports": {k: v.to_dict() for k, v in self.profile_reports.items()},
             "profile_report_count": self.profile_report_count,
@@ -392,6 +405,7 @@ class SessionModel:
         self.variants = list(state["variants"])
         self.logs.extend(event_from_dict(e) for e in state["logs"])  # type: ignore[misc]
         self.log_count = int(state["log_count"])
+        self.probe_warnings = [str(text) for text in state.get("probe_warnings", [])]
         self.markers.extend(event_from_dict(e) for e in state["markers"])  # type: ignore[misc]
         self.profile_reports = {
             k: event_from_dict(v)
