@@ -103,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
         async with start_sim(state_dir, time_scale=board.time_scale, config=config) as sim:
             used = profile.replace_device(**sim.device_overrides())
             print(f"simulated board on {sim.host}:{sim.port} ({args.board}, state in {state_dir})")
-            transport = SSHTransport(SSHTarget.from_profile(used.device))
+            # The board is on loopback with its own keys: a user's ~/.ssh/config (a
+            # `Host *` ProxyJump, say) must not reroute or re-key the demo.
+            transport = SSHTransport(SSHTarget.from_profile(used.device, ssh_config=()))
             source = LiveSource(used, transport, source_kind="sim", hook=profiler_hook_for(used))
             return await LiveRun(source, options).run(open_ui)
 
