@@ -21,6 +21,7 @@ decays, live.
 examples:
   qtop demo
   qtop demo --headless --duration 30s
+  qtop demo --adb
 """
 
 DEMO_PROFILE = "sim-evk"
@@ -33,6 +34,14 @@ DEMO_DURATION_S = 120.0
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--adb",
+        action="store_true",
+        # Not "adb": that one is run's --adb [SERIAL], which the profile overrides read.
+        dest="over_adb",
+        help="reach the simulated board with the real adb client, through a simulated adb "
+        "server, instead of SSH",
+    )
     add_live_options(parser)
 
 
@@ -49,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from qtop.profiles import builtin_profile, load_profile
     from qtop.sim import start_sim
     from qtop.sim.config import default_config, lemans_zones
-    from qtop.transport.ssh import SSHTarget, SSHTransport
+    from qtop.transport.factory import make_transport
 
     profile = load_profile(builtin_profile(DEMO_PROFILE))
     if args.iterations is None and args.duration is None:
@@ -65,10 +74,17 @@ def run(args: argparse.Namespace) -> int:
     async def main(state_dir: str) -> int:
         evk = default_config("evk")
         config = replace(evk, zones=lemans_zones(nsp_rise_c=DEMO_NSP_RISE_C, nsp_tau_s=90.0))
-        async with start_sim(state_dir, time_scale=DEMO_TIME_SCALE, config=config) as sim:
-            used = profile.replace_device(**sim.device_overrides())
-            print(f"simulated board on {sim.host}:{sim.port} (state in {state_dir})")
-            transport = SSHTransport(SSHTarget.from_profile(used.device))
+        async with start_sim(
+            state_dir, time_scale=DEMO_TIME_SCALE, config=config, adb=args.over_adb
+        ) as sim:
+            if sim.adb is not None:
+                used = profile.replace_device(**sim.adb.device_overrides())
+                where = f"adb server {sim.adb.address}, device {sim.adb.serial}"
+            else:
+                used = profile.replace_device(**sim.device_overrides())
+                where = f"{sim.host}:{sim.port}"
+            print(f"simulated board on {where} (state in {state_dir})")
+            transport = make_transport(used)
             source = LiveSource(used, transport, source_kind="sim", hook=profiler_hook_for(used))
             return await LiveRun(source, options).run(open_ui)
 
