@@ -9,6 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from adb_support import needs_adb
 from fixtures.sessions import simple_session_events
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -22,3 +23,9 @@ def fixtures_dir() -> Path:
 @pytest.fixture
 def simple_events() -> list:
     return simple_session_events()
+
+
+@pytest.fixture(params=["ssh", pytest.param("adb", marks=needs_adb)])
+def transport_kind(request: pytest.FixtureRequest) -> str:
+    """A live test that takes this runs over SSH and again over adb (the real adb client)."""
+    return request.param

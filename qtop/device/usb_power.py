@@ -45,7 +45,8 @@ class PowerSource:
 
     @property
     def charging(self) -> bool:
-        return bool(self.online) and self.battery_status.lower() in CHARGING_STATES
+        # Some devices list no USB supply at all; the battery's own status says it.
+        return self.battery_status.lower() in CHARGING_STATES
 
 
 def _printable(text: str) -> str:
@@ -84,8 +85,9 @@ def warning(source: PowerSource, sensors: SensorPlan) -> str:
         else "measure from power rails instead (ODPM rails or an external meter: "
         "device.power_meter)"
     )
+    online = f" ({', '.join(source.online)} online)" if source.online else ""
     return (
-        f"the device is on external power ({', '.join(source.online)} online) and its battery "
+        f"the device is on external power{online} and its battery "
         f"{source.battery} reports {_printable(source.battery_status)}: its current_now shows "
         "the charger, not what the run draws, so battery power and energy per inference are "
         f"not valid. {prefer}; or stop charging for the run with 'adb shell dumpsys battery "

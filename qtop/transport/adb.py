@@ -161,6 +161,9 @@ class AdbStream:
         error = _last_error(bytes(self._errors))
         if error:
             raise LinkDown(f"{self._transport.target_name}: {error}")
+        gone = await self._transport.why_gone()
+        if gone is not None:
+            raise LinkDown(gone)
         return b""
 
     async def close(self) -> None:
@@ -384,8 +387,12 @@ class AdbTransport:
         self._moved = True
         at = stderr.rfind(marker)
         if at < 0:
-            reason = _last_error(stderr) or "the link dropped before the command ended"
-            raise LinkDown(f"{self.target_name}: {reason}")
+            error = _last_error(stderr)
+            if error:
+                raise LinkDown(f"{self.target_name}: {error}")
+            raise LinkDown(
+                await self.why_gone() or f"{self.target_name}: the link dropped mid-command"
+            )
         exit_text = stderr[at + len(marker) :].split(maxsplit=1)[:1]
         if not exit_text or not exit_text[0].isdigit():
             raise LinkDown(f"{self.target_name}: the command's end was cut off")
@@ -423,19 +430,31 @@ class AdbTransport:
             )
             if status != 0:
                 said = _last_error(err) or _last_error(out) or f"status {status}"
-                if not await self._still_there():
-                    raise LinkDown(f"{self.target_name}: adb push stopped: {said}")
+                gone = await self.why_gone()
+                if gone is not None:
+                    raise LinkDown(f"adb push stopped ({said}): {gone}")
                 raise RunFailed(
                     f"adb push to {arguments[-1]} failed: {said}",
                     "check that the directory on the device is writable by the shell user",
                 )
 
-    async def _still_there(self) -> bool:
+    async def why_gone(self) -> str | None:
+        """Why the device cannot be reached now, as the link events say it; None if it can."""
+        if self.lost_reason is not None:
+            return self.lost_reason
         try:
             devices = await self._devices()
-        except LinkDown:
-            return False
-        return any(d.serial == self.serial and d.state == READY for d in devices)
+        except LinkDown as exc:
+            return f"{exc}; waiting for it to answer again"
+        found = next((d for d in devices if d.serial == self.serial), None)
+        if found is None:
+            return (
+                f"device {self.serial} is no longer attached (adb devices lists: "
+                f"{_listing(devices)}); waiting for it to come back"
+            )
+        if found.state != READY:
+            return f"device {self.serial} is '{found.state}'; waiting for it to be 'device' again"
+        return None
 
     # --- liveness -------------------------------------------------------------
 

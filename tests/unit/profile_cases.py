@@ -209,9 +209,7 @@ CASES: tuple[KeyCases, ...] = (
     KeyCases(
         "device.transport",
         ("ssh", "adb"),
-        (
-            Bad("usb", "'usb' is not one of ssh, adb", "use one of: ssh, adb"),
-        ),
+        (Bad("usb", "'usb' is not one of ssh, adb", "use one of: ssh, adb"),),
     ),
     KeyCases(
         "device.serial",
