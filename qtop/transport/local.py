@@ -14,6 +14,8 @@ import socket
 from qtop.transport.base import CommandResult, LinkDown
 
 SHELL = "/bin/sh"
+# How long a child whose output has ended is given to exit on its own.
+EXITING_GRACE_S = 1.0
 
 
 async def reap_process(process: asyncio.subprocess.Process) -> None:
@@ -22,10 +24,16 @@ async def reap_process(process: asyncio.subprocess.Process) -> None:
     A process left unreaped keeps an asyncio transport that is closed only when
     the garbage collector finds it, possibly after its event loop is gone.
     """
+    waiting = asyncio.ensure_future(process.wait())
+    if process.returncode is None and process.stdout is not None and process.stdout.at_eof():
+        # Its output ended, so it is exiting: let asyncio's child watcher reap it.
+        # kill() polls the child first and would reap it under the watcher, which
+        # then logs "Unknown child process" and reports status 255.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(waiting), EXITING_GRACE_S)
     if process.returncode is None:
         with contextlib.suppress(ProcessLookupError):
             process.kill()
-    waiting = asyncio.ensure_future(process.wait())
     while not waiting.done():
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.shield(waiting)
