@@ -112,8 +112,13 @@ def parse_devices(text: str) -> list[Attached]:
         if len(fields) < 2 or line.startswith(("List of devices", "*", "adb")):
             continue
         details = " ".join(f for f in fields[2:] if f.startswith(("model:", "device:")))
-        found.append(Attached(fields[0], fields[1], details))
+        found.append(Attached(_printable(fields[0]), _printable(fields[1]), _printable(details)))
     return found
+
+
+def _printable(text: str) -> str:
+    """Text from the device or the adb client, safe to show: no control characters."""
+    return "".join(c if c.isprintable() else "?" for c in text)[:400]
 
 
 def _listing(devices: Sequence[Attached]) -> str:
@@ -122,7 +127,7 @@ def _listing(devices: Sequence[Attached]) -> str:
 
 def _last_error(stderr: bytes) -> str:
     lines = [line.strip() for line in stderr.decode(errors="replace").splitlines() if line.strip()]
-    return lines[-1] if lines else ""
+    return _printable(lines[-1]) if lines else ""
 
 
 def _state_fix(state: str) -> str:
@@ -334,7 +339,7 @@ class AdbTransport:
         status, out, err = await self._call(
             self.target.argv("connect", serial), timeout=self.target.connect_timeout_s
         )
-        said = (out + err).decode(errors="replace").strip()
+        said = _printable((out + err).decode(errors="replace").strip())
         if status != 0 or "connected to" not in said:
             raise LinkDown(f"adb connect {serial}: {said or f'status {status}'}")
 

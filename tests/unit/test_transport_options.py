@@ -105,3 +105,16 @@ def test_the_device_list_is_read_as_adb_prints_it():
         ("emulator-5554", "unauthorized"),
     ]
     assert found[0].describe() == "1a2b3c4d (device, model:Glasses device:g)"
+
+
+async def test_no_adb_client_is_a_usage_error_saying_how_to_get_one():
+    transport = AdbTransport(AdbTarget(adb="qtop-no-such-adb"))
+    with pytest.raises(UsageError) as refused:
+        await transport.connect()
+    assert refused.value.problem == "the adb client (qtop-no-such-adb) is not on PATH"
+    assert "apt install adb" in refused.value.fix
+
+
+def test_device_text_in_the_list_cannot_carry_control_characters():
+    found = parse_devices("List of devices attached\nabc\x1b[31m device model:x\x07y\n")
+    assert found[0].serial == "abc?[31m" and found[0].details == "model:x?y"
