@@ -17,7 +17,9 @@ from typing import Any
 
 import psutil
 
-BOARD_ENV = "QTOP_SIM_BOARD"
+# Every session on a board carries its state directory (SimBoard.session_env); other
+# simulators may be running on this machine.
+STATE_ENV = "QTOP_SIM_STATE"
 
 
 @dataclass
@@ -50,11 +52,12 @@ class SimProcess:
         }
 
     def board_processes(self) -> list[psutil.Process]:
-        """Every process a session started on the board (tagged like SimBoard.processes)."""
+        """Every process a session started on this board."""
         found = []
+        state = str(self.state_dir.resolve())
         for process in psutil.process_iter():
             with contextlib.suppress(psutil.Error):
-                if BOARD_ENV in process.environ() and process.pid != self.process.pid:
+                if process.environ().get(STATE_ENV) == state and process.pid != self.process.pid:
                     found.append(process)
         return found
 
