@@ -32,6 +32,7 @@ examples:
   qtop demo
   qtop demo --board glasses
   qtop demo --headless --duration 30s
+  qtop demo --adb
 """
 
 
@@ -64,6 +65,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="evk: IQ-9075 EVK with an external power meter; glasses: Android glasses on "
         "battery (default evk)",
     )
+    parser.add_argument(
+        "--adb",
+        action="store_true",
+        # Not "adb": that one is run's --adb [SERIAL], which the profile overrides read.
+        dest="over_adb",
+        help="reach the simulated board with the real adb client, through a simulated adb "
+        "server, instead of SSH",
+    )
     add_live_options(parser)
 
 
@@ -80,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     from qtop.profiles import builtin_profile, load_profile
     from qtop.sim import start_sim
     from qtop.sim.config import default_config, lemans_zones
-    from qtop.transport.ssh import SSHTarget, SSHTransport
+    from qtop.transport.factory import make_transport
 
     board = BOARDS[args.board]
     profile = load_profile(builtin_profile(board.profile))
@@ -100,12 +109,19 @@ def run(args: argparse.Namespace) -> int:
         ).validate()
 
     async def main(state_dir: str) -> int:
-        async with start_sim(state_dir, time_scale=board.time_scale, config=config) as sim:
-            used = profile.replace_device(**sim.device_overrides())
-            print(f"simulated board on {sim.host}:{sim.port} ({args.board}, state in {state_dir})")
+        async with start_sim(
+            state_dir, time_scale=board.time_scale, config=config, adb=args.over_adb
+        ) as sim:
+            if sim.adb is not None:
+                used = profile.replace_device(**sim.adb.device_overrides())
+                where = f"adb server {sim.adb.address}, device {sim.adb.serial}"
+            else:
+                used = profile.replace_device(**sim.device_overrides())
+                where = f"{sim.host}:{sim.port}"
+            print(f"simulated board on {where} ({args.board}, state in {state_dir})")
             # The board is on loopback with its own keys: a user's ~/.ssh/config (a
             # `Host *` ProxyJump, say) must not reroute or re-key the demo.
-            transport = SSHTransport(SSHTarget.from_profile(used.device, ssh_config=()))
+            transport = make_transport(used, ssh_config=())
             source = LiveSource(used, transport, source_kind="sim", hook=profiler_hook_for(used))
             return await LiveRun(source, options).run(open_ui)
 

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from qtop.sim.adb_front import AdbFront
 
 HELP = "run a simulated board (IQ-9075 EVK or glasses) as an SSH server on loopback"
 DESCRIPTION = """\
@@ -23,9 +27,11 @@ profiles/sim-evk.yaml and profiles/sim-glasses.yaml work against the defaults
 examples:
   qtop sim
   qtop sim --variant glasses --time-scale 20
+  qtop sim --variant glasses --adb     # and: adb -H 127.0.0.1 -P 15037 devices
   qtop sim --port 2300 --state-dir /tmp/qtop-sim
 """
 DEFAULT_PORT = 2222
+DEFAULT_ADB_PORT = 15037
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -58,6 +64,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="compress thermal time by FACTOR (latency is not scaled)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed for latencies and sensor noise")
+    parser.add_argument(
+        "--adb",
+        action="store_true",
+        help="also serve the board as an adb device, through a simulated adb server on loopback "
+        "(for the real adb client: adb -H 127.0.0.1 -P PORT ...)",
+    )
+    parser.add_argument(
+        "--adb-port",
+        type=int,
+        default=DEFAULT_ADB_PORT,
+        metavar="PORT",
+        help=f"the simulated adb server's port (default {DEFAULT_ADB_PORT}; 0 picks a free one; "
+        "not 5037, which a real adb server would want)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port < 65536:
         raise UsageError(f"--port {args.port} is not a TCP port", "use 1-65535, or 0 for any")
+    if not 0 <= args.adb_port < 65536:
+        raise UsageError(f"--adb-port {args.adb_port} is not a TCP port", "use 1-65535, or 0")
     if not args.time_scale > 0:
         raise UsageError(f"--time-scale must be > 0, got {args.time_scale}", "use e.g. 1 or 20")
     return asyncio.run(_serve(args))
@@ -89,6 +111,8 @@ async def _serve(args: argparse.Namespace) -> int:
         time_scale=args.time_scale,
         seed=args.seed,
         host=args.host,
+        adb=args.adb,
+        adb_port=args.adb_port,
     ) as sim:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -105,7 +129,8 @@ async def _serve(args: argparse.Namespace) -> int:
             f"{sim.ssh_command()}\n"
             "\nprofile snippet:\n"
             f"{sim.profile_snippet()}"
-            "\nCtrl-C stops the board and every process started on it.",
+            + (_adb_text(sim.adb) if sim.adb is not None else "")
+            + "\nCtrl-C stops the board and every process started on it.",
             flush=True,
         )
         await stop.wait()
@@ -115,3 +140,14 @@ async def _serve(args: argparse.Namespace) -> int:
             "of one core)\n"
         )
     return 0
+
+
+def _adb_text(front: AdbFront) -> str:
+    import shlex
+
+    return (
+        f"\nover adb: simulated adb server on {front.address}, device {front.serial}\n"
+        f"{shlex.join(front.adb_command('-s', front.serial, 'shell'))}\n"
+        "\nprofile snippet (adb):\n"
+        f"{front.profile_snippet()}"
+    )
