@@ -43,9 +43,9 @@ ANDROID_TOOLS = (
     "dirname", "du", "echo", "env", "expr", "false", "find", "free", "getconf", "grep",
     "head", "hostname", "id", "kill", "ln", "ls", "md5sum", "mkdir", "mkfifo", "mktemp",
     "mv", "nice", "nohup", "nproc", "od", "pgrep", "pidof", "printf", "ps", "readlink",
-    "realpath", "renice", "rm", "rmdir", "sed", "seq", "setsid", "sleep", "sort", "stat",
-    "sync", "tail", "tee", "test", "timeout", "top", "touch", "tr", "true", "uname", "uniq",
-    "uptime", "wc", "which", "xargs",
+    "realpath", "renice", "rm", "rmdir", "sed", "seq", "setsid", "sha1sum", "sha256sum",
+    "sleep", "sort", "stat", "sync", "tail", "tee", "test", "timeout", "top", "touch", "tr",
+    "true", "uname", "uniq", "uptime", "wc", "which", "xargs",
 )  # fmt: skip
 
 
