@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from qtop.commands._live_options import add_live_options, wants_headless
+from qtop.commands._live_options import add_live_options, metrics_listen, wants_headless
 
 HELP = "start a simulated IQ-9075 board on loopback and watch a run on it"
 DESCRIPTION = """\
@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         record=args.record,
         no_record=args.no_record,
         headless=wants_headless(args),
+        metrics_listen=metrics_listen(args),
     )
 
     async def main(state_dir: str) -> int:
