@@ -13,7 +13,7 @@ Why on scrape rather than a snapshot the session publishes at the display
 rate: nothing is copied while nobody scrapes (Prometheus asks every 15 s or
 so; the display refreshes several times a second), the figures are of the
 moment the scrape asked rather than up to one refresh old, and the loop pays
-only for copying (about a millisecond for a demo-sized model: see
+only for copying (a fraction of a millisecond at the demo's rates: see
 ``bench/metrics_cost.py``). The analysis that turns the copy into figures
 (percentiles, energy, throttling onset) then runs on the scrape's thread,
 off the loop. A loop too busy to answer within the timeout gets a scrape
