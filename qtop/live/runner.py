@@ -146,7 +146,8 @@ class LiveRun:
     async def _stop_metrics(self) -> None:
         if self.metrics is not None:
             await self.metrics.close()
-            for problem in self.metrics.problems():
+            problem = self.metrics.problem()
+            if problem is not None:
                 self.say(f"warning: {problem}")
 
     async def _clear_leftovers(self) -> None:

@@ -32,7 +32,9 @@ from qtop.stats.model import ChannelStats, SessionModel
 from qtop.stats.quantiles import RunningStats
 from qtop.stats.series import Series
 
-CAPTURE_TIMEOUT_S = 5.0
+# Below the scrape timeouts Prometheus is usually given (4-10 s), so a stuck loop is
+# reported by qtop_session_up 0 rather than by a scrape that timed out.
+CAPTURE_TIMEOUT_S = 3.0
 
 
 def _copy_series(series: Series) -> Series:

@@ -50,52 +50,54 @@ class SessionCollector:
         self.last_capture: Capture | None = None
         self.failed_scrapes = 0
         self.errors: list[str] = []
+        # Scrapes are served on a thread each, and may overlap.
+        self._lock = threading.Lock()
 
     def collect(self) -> Iterator[Metric]:
         # prometheus_client's server logs an exception from here to stderr, where it would
         # tear through the UI; a scrape that cannot be answered says so in the exposition.
-        families, up = self._families()
-        yield from self._exporter(up)
+        families, capture = self._families()
+        yield from self._exporter(capture)
         yield from families
 
-    def _families(self) -> tuple[list[Metric], bool]:
+    def _families(self) -> tuple[list[Metric], Capture | None]:
         from qtop.metrics.families import model_families
 
         tap = self.tap
         if tap is None:
-            return [], False
+            return [], None
         try:
             capture = tap.capture()
             families, budget = model_families(capture.model)
         except CaptureFailed as exc:
             self._failed(str(exc))
-            return [], False
+            return [], None
         except Exception as exc:
             self._failed(f"internal error: {type(exc).__name__}: {exc}")
-            return [], False
+            return [], None
         self.last_capture = capture
-        return [*families, *_dropped(budget.dropped())], True
+        return [*families, *_dropped(budget.dropped())], capture
 
     def _failed(self, reason: str) -> None:
-        self.failed_scrapes += 1
-        if len(self.errors) < ERRORS_KEPT:
-            self.errors.append(reason)
+        with self._lock:
+            self.failed_scrapes += 1
+            if len(self.errors) < ERRORS_KEPT:
+                self.errors.append(reason)
 
-    def _exporter(self, up: bool) -> Iterator[Metric]:
+    def _exporter(self, capture: Capture | None) -> Iterator[Metric]:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
         yield GaugeMetricFamily(
             "qtop_session_up",
             "1 when this scrape's figures are of the live session, 0 when none could be had",
-            value=1 if up else 0,
+            value=0 if capture is None else 1,
         )
         yield CounterMetricFamily(
             "qtop_metrics_failed_scrapes",
             "Scrapes answered without figures: the session loop did not answer, or an error",
             value=self.failed_scrapes,
         )
-        capture = self.last_capture
-        if up and capture is not None:
+        if capture is not None:
             yield GaugeMetricFamily(
                 "qtop_metrics_capture",
                 "Time the session loop spent copying the model for this scrape",
@@ -188,7 +190,7 @@ class MetricsServer:
         self.collector.tap = ModelTap(model, asyncio.get_running_loop())
 
     async def close(self) -> None:
-        """Stop serving; a scrape in flight gets ``qtop_session_up 0``."""
+        """Stop serving and free the port; a scrape from now on finds no model."""
         self.collector.tap = None
         # shutdown() waits for the serving thread's next poll (up to half a second): not on
         # the loop, which a scrape in flight may be waiting on.
@@ -196,12 +198,10 @@ class MetricsServer:
         self._httpd.server_close()
         await asyncio.to_thread(self._thread.join, 5.0)
 
-    def problems(self) -> list[str]:
+    def problem(self) -> str | None:
         """Why scrapes went without figures, if any did (for the end of the session)."""
         collector = self.collector
         if not collector.failed_scrapes:
-            return []
-        return [
-            f"{collector.failed_scrapes} metrics scrape(s) had no figures: "
-            + "; ".join(dict.fromkeys(collector.errors))
-        ]
+            return None
+        reasons = "; ".join(dict.fromkeys(collector.errors))
+        return f"{collector.failed_scrapes} metrics scrape(s) had no figures: {reasons}"

@@ -79,14 +79,20 @@ def test_an_address_of_another_machine_is_a_usage_error():
 
 def test_a_loop_that_does_not_answer_gives_a_scrape_that_says_so():
     loop = asyncio.new_event_loop()  # never run: the copy is never made
+    server = MetricsServer.start(LOOPBACK)
     try:
-        collector = SessionCollector()
-        collector.tap = ModelTap(SessionModel(), loop, timeout_s=0.2)
-        scrape = Scrape(render(collector))
+        assert server.problem() is None
+        server.collector.tap = ModelTap(SessionModel(), loop, timeout_s=0.2)
+        scrape = Scrape(scrape_url(server.url))
         assert scrape.value("qtop_session_up") == 0
         assert scrape.value("qtop_metrics_failed_scrapes_total") == 1
-        assert collector.errors == ["the session's event loop did not answer within 0.2 s"]
+        assert not scrape.has("qtop_events_total")
+        assert server.problem() == (
+            "1 metrics scrape(s) had no figures: "
+            "the session's event loop did not answer within 0.2 s"
+        )
     finally:
+        asyncio.run(server.close())
         loop.close()
     with pytest.raises(CaptureFailed, match="event loop is closed"):
         ModelTap(SessionModel(), loop).capture()
