@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from qtop.commands._live_options import add_live_options, wants_headless
+from qtop.commands._live_options import add_live_options, metrics_listen, wants_headless
 
 HELP = "start a simulated board (IQ-9075 EVK or glasses) on loopback and watch a run on it"
 DESCRIPTION = """\
@@ -101,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         record=args.record,
         no_record=args.no_record,
         headless=wants_headless(args),
+        metrics_listen=metrics_listen(args),
     )
     config = default_config(args.board)
     if args.board == "evk":

@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from qtop.commands._live_options import add_live_options, load_run_profile, wants_headless
+from qtop.commands._live_options import (
+    add_live_options,
+    load_run_profile,
+    metrics_listen,
+    wants_headless,
+)
 
 if TYPE_CHECKING:
     from qtop.session import Session
@@ -90,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         no_record=args.no_record,
         headless=wants_headless(args),
         stop_leftover=args.stop_leftover,
+        metrics_listen=metrics_listen(args),
     )
 
     async def main() -> int:
