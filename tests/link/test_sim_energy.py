@@ -16,8 +16,8 @@ from qtop.analysis.series import ChannelSeries
 from qtop.analysis.session import analyze
 from qtop.events import ChannelInfo
 from qtop.record.reader import open_recording
-from qtop.sim import start_sim
 
+from .links import sim_link
 from .recording import of_kind, record
 from .test_ssh_sim import NETRUN, sim_profile, sim_source
 
@@ -65,7 +65,7 @@ async def test_glasses_energy_from_every_source_matches_the_simulator(tmp_path):
     starts, as docs/analysis.md advises.
     """
     run = "{command: '" + NETRUN.format(n=40) + "', warmup: 8, duration: 22s, idle_baseline: 12s}"
-    async with start_sim(tmp_path / "sim", variant="glasses", time_scale=1, seed=5) as sim:
+    async with sim_link(tmp_path / "sim", "ssh", variant="glasses", time_scale=1, seed=5) as sim:
         profile = sim_profile(sim, run).replace_device(sample_interval_s=0.1)
         events = await record(sim_source(profile), tmp_path / "run.jsonl")
         sensors = sim.board.sensors
