@@ -137,7 +137,7 @@ class RunningStats:
             "m2": self._m2,
             "min": self.minimum if self.count else None,
             "max": self.maximum if self.count else None,
-            "exact": self.exact,
+            "exact": None if self.exact is None else list(self.exact),
             "sketch": self.sketch.to_dict(),
         }
 
