@@ -205,6 +205,73 @@ EVENT_TYPES: dict[str, type[Event]] = {
 }
 
 
+class IterationRun:
+    """Consecutive iterations as columns, as a recording packs them.
+
+    A reader that folds a whole recording (``report``) takes the columns as
+    they are; ``events()`` gives the same ``Iteration`` objects one by one.
+    """
+
+    __slots__ = ("ends", "error", "hosts", "index", "latency", "metrics", "n", "phase", "seq",
+                 "starts", "status", "variant")  # fmt: skip
+
+    def __init__(
+        self,
+        *,
+        hosts: list[float | None],
+        seq: int,
+        index: list[int],
+        phase: list[str],
+        variant: list[str],
+        starts: list[float],
+        ends: list[float],
+        latency: list[float],
+        status: list[int],
+        error: list[str | None],
+        metrics: list[dict[str, float]] | list[None],
+    ) -> None:
+        self.n = len(latency)
+        self.hosts, self.seq, self.index, self.phase = hosts, seq, index, phase
+        self.variant, self.starts, self.ends, self.latency = variant, starts, ends, latency
+        self.status, self.error, self.metrics = status, error, metrics
+
+    def event(self, k: int) -> Iteration:
+        metrics = self.metrics[k]
+        return Iteration(
+            t=self.ends[k],
+            host_t=self.hosts[k],
+            seq=self.seq + k,
+            index=self.index[k],
+            phase=self.phase[k],
+            variant=self.variant[k],
+            start=self.starts[k],
+            end=self.ends[k],
+            latency_s=self.latency[k],
+            exit_status=self.status[k],
+            error=self.error[k],
+            metrics=metrics if metrics is not None else {},
+        )
+
+    def events(self) -> list[Event]:
+        return [self.event(k) for k in range(self.n)]
+
+
+class LogRun:
+    """Consecutive output lines (stream ``stdout``, level ``info``, no device time)."""
+
+    __slots__ = ("hosts", "n", "seq", "texts")
+
+    def __init__(self, *, hosts: list[float | None], seq: int, texts: list[str]) -> None:
+        self.n = len(texts)
+        self.hosts, self.seq, self.texts = hosts, seq, texts
+
+    def event(self, k: int) -> Log:
+        return Log(host_t=self.hosts[k], seq=self.seq + k, text=self.texts[k])
+
+    def events(self) -> list[Event]:
+        return [self.event(k) for k in range(self.n)]
+
+
 _DECODERS: dict[str, msgspec.json.Decoder[Any]] = {}
 _ORDER: dict[type[Event], tuple[str, ...]] = {}
 EventT = TypeVar("EventT", bound=Event)

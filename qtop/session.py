@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import AsyncIterator, Sequence
 from typing import Protocol, runtime_checkable
 
+from qtop.analysis.collect import Collector
 from qtop.events import End, Event, Keyframe
 from qtop.record.writer import RecordingError, RecordingWriter
 from qtop.stats.model import SessionModel
@@ -45,10 +46,13 @@ class Session:
         source: Source,
         model: SessionModel | None = None,
         recorder: RecordingWriter | None = None,
+        collector: Collector | None = None,
     ) -> None:
         self.source = source
         self.model = model or SessionModel()
         self.recorder = recorder
+        # What the summary's analysis reads, gathered as the events pass (headless runs).
+        self.collector = collector
         self.recording_error: RecordingError | None = None
         self.recording_paused = False
 
@@ -89,8 +93,10 @@ class Session:
                     await task
 
     def consume(self, event: Event) -> None:
-        """Apply one event to the model and the recording."""
+        """Apply one event to the model, the collector and the recording."""
         self.model.apply(event)
+        if self.collector is not None and not isinstance(event, Keyframe):
+            self.collector.add(event)
         if self.recorder is None or self.recorder.closed or self.recording_paused:
             return
         if isinstance(event, Keyframe):

@@ -14,7 +14,8 @@ hold them when the file has exactly those (``{"lines": [offsets], "skip": k,
 "n": n}``), and columns with their texts listed once otherwise (as the recent
 failures and markers always are); and a chart series whose times are those of
 a series before it (every channel sampled at the same ticks) says so
-(``"t": {"as": channel}``).
+(``"t": {"as": channel}``), as do its lows and highs when they equal its means
+(``{"as": "mean"}``: points that each hold one value).
 
 Patches are JSON values tagged by their only key:
 
@@ -150,19 +151,25 @@ def compact_state(state: dict[str, Any], references: Mapping[str, Any]) -> dict[
 
 
 def _shared_times(series: dict[str, Any]) -> dict[str, Any]:
+    """Series columns written once: times shared with an earlier series, and lows and
+    highs that equal the means (points that each hold one value)."""
     out: dict[str, Any] = {}
     seen: list[tuple[str, list[float]]] = []
     for key, value in series.items():
-        times = value.get("t") if isinstance(value, dict) else None
-        if not times:
+        if not isinstance(value, dict) or not value.get("t"):
             out[key] = value
             continue
+        value = dict(value)
+        times = value["t"]
         same = next((name for name, other in seen if _identical(other, times)), None)
         if same is None:
             seen.append((key, times))
-            out[key] = value
         else:
-            out[key] = {**value, "t": {"as": same}}
+            value["t"] = {"as": same}
+        for column in ("low", "high"):
+            if _identical(value.get(column), value.get("mean")):
+                value[column] = {"as": "mean"}
+        out[key] = value
     return out
 
 
@@ -171,12 +178,17 @@ def _own_times(series: Any) -> Any:
         return series
     out: dict[str, Any] = {}
     for key, value in series.items():
-        times = value.get("t") if isinstance(value, dict) else None
-        if isinstance(times, dict):
-            source = out.get(times.get("as"))  # type: ignore[arg-type]
-            if not isinstance(source, dict) or not isinstance(source.get("t"), list):
-                raise KeyframeError(f"series {key!r} shares the times of no series before it")
-            value = {**value, "t": source["t"]}
+        if isinstance(value, dict):
+            value = dict(value)
+            times = value.get("t")
+            if isinstance(times, dict):
+                source = out.get(times.get("as"))  # type: ignore[arg-type]
+                if not isinstance(source, dict) or not isinstance(source.get("t"), list):
+                    raise KeyframeError(f"series {key!r} shares the times of no series before it")
+                value["t"] = source["t"]
+            for column in ("low", "high"):
+                if isinstance(value.get(column), dict):
+                    value[column] = value.get("mean")
         out[key] = value
     return out
 
@@ -291,12 +303,17 @@ def patch(old: Any, node: Any) -> Any:
             raise KeyframeError(f"a list patch keeps {keep!r} of {len(old)} items")
         return old[:keep] + items
     if "d" in node:
-        if not isinstance(old, dict) or not isinstance(node["d"], dict):
+        changes = node["d"]
+        if not isinstance(old, dict) or not isinstance(changes, dict):
             raise KeyframeError("a mapping patch on something that is not a mapping")
-        removed = set(node.get("x") or ())
-        out = {key: value for key, value in old.items() if key not in removed}
-        for key, change in node["d"].items():
-            out[key] = patch(old.get(key), change) if key in old else _added(change)
+        out = dict(old)
+        for key in node.get("x") or ():
+            out.pop(key, None)
+        for key, change in changes.items():
+            if key in old:
+                out[key] = patch(old[key], change)
+            else:
+                out[key] = _added(change)
         order = node.get("o")
         if order is not None:
             if not isinstance(order, list) or set(order) != set(out):

@@ -36,7 +36,9 @@ from qtop.events import (
     Finite,
     Int64,
     Iteration,
+    IterationRun,
     Log,
+    LogRun,
     Sample,
     describe_error,
 )
@@ -339,12 +341,17 @@ class LineUnpacker:
 
     def events(self, line: Any) -> list[Event]:
         """The events a parsed line stands for (none for text, index and keyframe lines)."""
+        found = self.items(line)
+        return found if isinstance(found, list) else found.events()
+
+    def items(self, line: Any) -> list[Event] | IterationRun | LogRun:
+        """Like ``events``, but a packed run stays one object (see ``IterationRun``)."""
         kind = type(line)
         try:
             if kind is IterationsLine:
-                return _expand_iterations(line)
+                return _iteration_run(line)
             if kind is LogsLine:
-                return self._expand_logs(line)
+                return self._log_run(line)
             if kind is SampleLine:
                 return [self._sample(line)]
             if kind is TextLine:
@@ -378,7 +385,7 @@ class LineUnpacker:
             values = line.values if line.values is not None else {}
         return Sample(t=line.t, host_t=line.host_t, seq=line.seq, values=values)
 
-    def _expand_logs(self, line: LogsLine) -> list[Event]:
+    def _log_run(self, line: LogsLine) -> LogRun:
         n = _run_length(line.n, "logs")
         texts: list[str] = []
         for item in line.text:
@@ -396,11 +403,7 @@ class LineUnpacker:
         if len(texts) != n:
             raise ColumnError(f"logs.text: {len(texts)} texts for {n} lines")
         hosts = columns.decode_host_times(line.host_t, line.host_dt, n, "logs")
-        seq = line.seq
-        return [
-            Log(host_t=host, seq=seq + position, text=text)
-            for position, (host, text) in enumerate(zip(hosts, texts, strict=True))
-        ]
+        return LogRun(hosts=hosts, seq=line.seq, texts=texts)
 
 
 def _run_length(n: int, kind: str) -> int:
@@ -409,7 +412,7 @@ def _run_length(n: int, kind: str) -> int:
     return n
 
 
-def _expand_iterations(line: IterationsLine) -> list[Event]:
+def _iteration_run(line: IterationsLine) -> IterationRun:
     n = _run_length(line.n, "iterations")
     hosts = columns.decode_host_times(line.host_t, line.host_dt, n, "iterations")
     index = columns.decode(line.index, n, 0, "iterations.index", _check_int)
@@ -448,21 +451,16 @@ def _expand_iterations(line: IterationsLine) -> list[Event]:
             ends = given_end
         else:
             ends = [s + lat for s, lat in zip(starts, latency, strict=True)]
-    seq = line.seq
-    return [
-        Iteration(
-            t=ends[k],
-            host_t=hosts[k],
-            seq=seq + k,
-            index=index[k],
-            phase=phase[k],
-            variant=variant[k],
-            start=starts[k],
-            end=ends[k],
-            latency_s=latency[k],
-            exit_status=status[k],
-            error=error[k],
-            metrics=metrics[k] if metrics[k] is not None else {},
-        )
-        for k in range(n)
-    ]
+    return IterationRun(
+        hosts=hosts,
+        seq=line.seq,
+        index=index,
+        phase=phase,
+        variant=variant,
+        starts=starts,
+        ends=ends,
+        latency=latency,
+        status=status,
+        error=error,
+        metrics=metrics,
+    )

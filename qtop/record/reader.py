@@ -30,7 +30,9 @@ from qtop.events import (
     Event,
     EventDecodeError,
     Header,
+    IterationRun,
     Keyframe,
+    LogRun,
     ProfileReport,
     event_from_dict,
 )
@@ -158,12 +160,27 @@ class Recording:
         """Like ``events`` but with the byte offset of each event's line."""
         unpacker = self.unpacker_at(offset)
         for line_number, line in enumerate(self._lines(offset), start=1):
-            for event in self._decode(unpacker, line, line_number, keyframes):
+            found = self._decode(unpacker, line, line_number, keyframes)
+            for event in found if isinstance(found, list) else found.events():
                 yield line.offset, event
+
+    def items(self, offset: int = 0) -> Iterator[Event | IterationRun | LogRun]:
+        """The events from ``offset`` on, with packed runs kept whole, keyframes skipped.
+
+        For a reader that folds everything (``report``): a run of 20 iterations
+        costs one object instead of twenty.
+        """
+        unpacker = self.unpacker_at(offset)
+        for line_number, line in enumerate(self._lines(offset), start=1):
+            found = self._decode(unpacker, line, line_number, False)
+            if isinstance(found, list):
+                yield from found
+            else:
+                yield found
 
     def _decode(
         self, unpacker: LineUnpacker, line: LineAt, line_number: int, keyframes: bool
-    ) -> list[Event]:
+    ) -> list[Event] | IterationRun | LogRun:
         data = line.data
         if data.startswith(_KEYFRAME_PREFIX):
             if not keyframes:
@@ -176,7 +193,7 @@ class Recording:
         if data.startswith(_INDEX_PREFIX):
             return []
         try:
-            found = unpacker.events(unpacker.parse(data))
+            found = unpacker.items(unpacker.parse(data))
         except UnknownKind as exc:
             kind = exc.kind or "?"
             self.report.unknown_kinds[kind] = self.report.unknown_kinds.get(kind, 0) + 1
@@ -184,7 +201,7 @@ class Recording:
         except LineError as exc:
             self._count_bad(line_number, str(exc))
             return []
-        if keyframes and data.startswith(_REPORT_PREFIX):
+        if keyframes and data.startswith(_REPORT_PREFIX) and isinstance(found, list):
             self._recent_reports[line.offset] = found[0]  # type: ignore[assignment]
             if len(self._recent_reports) > REPORTS_KEPT:
                 self._recent_reports.popitem(last=False)
@@ -307,7 +324,8 @@ class Recording:
                     ) from None
                 for line in lines:
                     line_number += 1
-                    for event in self._decode(unpacker, line, line_number, True):
+                    found = self._decode(unpacker, line, line_number, True)
+                    for event in found if isinstance(found, list) else found.events():
                         yield line.offset, event
                         if stop_at_end and isinstance(event, End):
                             return

@@ -79,7 +79,7 @@ class RecordingWriter:
         self._events_since_keyframe = 0
         self._keyframe_t: float | None = None
         self._keyframe_bytes = 0
-        self._last_keyframe_size = 0
+        self._last_patch_size = 0
         self._last_keyframe: tuple[int, dict[str, Any]] | None = None
         self._chain = 0
         self._last_whole_size = 0
@@ -205,9 +205,13 @@ class RecordingWriter:
         events = self._events_since_keyframe
         if t is None or events < KEYFRAME_MIN_EVENTS:
             return False
-        # Assume the next keyframe costs what the last did: it must keep the share.
-        expected = self._keyframe_bytes + self._last_keyframe_size
-        if expected > KEYFRAME_SHARE * (self.bytes_written + self._last_keyframe_size):
+        # The next keyframe must keep the share: expect it to cost what the last one of
+        # its sort (a patch, or a whole state when the chain is full) did.
+        if self._chain < KEYFRAME_CHAIN and self._last_patch_size:
+            cost = self._last_patch_size
+        else:
+            cost = self._last_whole_size
+        if self._keyframe_bytes + cost > KEYFRAME_SHARE * (self.bytes_written + cost):
             return False
         if events >= KEYFRAME_EVERY_EVENTS:
             return True
@@ -226,7 +230,7 @@ class RecordingWriter:
             base, previous = self._last_keyframe
             patch = keyframes.diff(previous, state)
             line = dumps({"kind": "keyframe", "t": t, "base": base, "patch": patch})
-            if len(line) > self._last_whole_size // 2:
+            if len(line) > self._last_whole_size:
                 line = None
         if line is None:
             line = dumps({"kind": "keyframe", "t": t, "state": state})
@@ -234,11 +238,11 @@ class RecordingWriter:
             self._last_whole_size = len(line)
         else:
             self._chain += 1
+            self._last_patch_size = len(line)
         offset = self.bytes_written
         self._write_bytes(line)
         self._last_keyframe = (offset, state)
         self._keyframe_bytes += len(line)
-        self._last_keyframe_size = len(line)
         self._events_since_keyframe = 0
         self._keyframe_t = t
         self.index.lines += 1

@@ -23,9 +23,11 @@ from qtop.events import (
     Event,
     Header,
     Iteration,
+    IterationRun,
     Keyframe,
     Link,
     Log,
+    LogRun,
     Marker,
     PhaseChange,
     ProfileReport,
@@ -166,6 +168,63 @@ class SessionModel:
                 if self.t_last is None or event.t > self.t_last:
                     self.t_last = event.t
         handler(event)
+
+    def apply_run(self, run: IterationRun | LogRun) -> None:
+        """A run of events as a recording packs them: the same state as applying each."""
+        if isinstance(run, LogRun):
+            self._apply_log_run(run)
+        else:
+            self._apply_iteration_run(run)
+
+    def _apply_log_run(self, run: LogRun) -> None:
+        # Packed output lines have no device time; only the last ones are kept.
+        self.event_count += run.n
+        self.log_count += run.n
+        kept = min(run.n, LOG_LINES_KEPT)
+        self.logs.extend(run.event(k) for k in range(run.n - kept, run.n))
+
+    def _apply_iteration_run(self, run: IterationRun) -> None:
+        n = run.n
+        self.event_count += n
+        ends, latency, status, phases, variants = (
+            run.ends, run.latency, run.status, run.phase, run.variant
+        )  # fmt: skip
+        first, last = min(ends), max(ends)
+        if self.t_first is None or first < self.t_first:
+            self.t_first = first
+        if self.t_last is None or last > self.t_last:
+            self.t_last = last
+        keys: dict[tuple[str, str], str] = {}
+        for k in range(n):
+            phase, variant = phases[k], variants[k]
+            key = keys.get((phase, variant))
+            if key is None:
+                key = keys[(phase, variant)] = _key(phase, variant)
+                if variant not in self.variants:
+                    self.variants.append(variant)
+            if status[k] != 0:
+                self.iterations_failed[key] = self.iterations_failed.get(key, 0) + 1
+                self.recent_failures.append(run.event(k))
+                continue
+            self.iterations_done[key] = self.iterations_done.get(key, 0) + 1
+            stats = self.latency.get(key)
+            if stats is None:
+                stats = self.latency[key] = RunningStats()
+            stats.add(latency[k])
+            if phase == "measure":
+                series = self.latency_series.get(variant)
+                if series is None:
+                    series = self.latency_series[variant] = Series(self.series_capacity)
+                series.add(ends[k], latency[k])
+            metrics = run.metrics[k]
+            if metrics:
+                for name, value in metrics.items():
+                    metric_key = f"{key}|{name}"
+                    metric = self.metrics.get(metric_key)
+                    if metric is None:
+                        metric = self.metrics[metric_key] = RunningStats()
+                    metric.add(value)
+        self.last_iteration = run.event(n - 1)
 
     def _apply_header(self, event: Header) -> None:
         self.header = event

@@ -14,8 +14,8 @@ this same code, so they agree on every bit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import functools
+from typing import Any, NamedTuple
 
 DEFAULT_CAPACITY = 1024
 
@@ -35,9 +35,8 @@ def _runs(values: list[int]) -> list[list[int]]:
     return runs
 
 
-@dataclass(slots=True)
-class SeriesPoint:
-    """The values one point of the series stands for."""
+class SeriesPoint(NamedTuple):
+    """The values one point of the series stands for (a tuple: restoring 20,000 is quick)."""
 
     t: float
     mean: float
@@ -54,6 +53,10 @@ class SeriesPoint:
             high=max(self.high, other.high),
             count=total,
         )
+
+
+# tuple.__new__ bound to the class: builds points from rows at C speed (a seek restores ~20,000).
+_point_from_row = functools.partial(tuple.__new__, SeriesPoint)
 
 
 class Series:
@@ -141,17 +144,17 @@ class Series:
         series.stride = int(data["stride"])
         series.total = int(data["total"])
         if "points" in data:
-            rows = data["points"]
+            rows = [(t, m, lo, hi, int(n)) for t, m, lo, hi, n in data["points"]]
             pending = (data.get("pending") or [None])[0]
             if pending:
                 t, mean, low, high, n = pending
                 # Version 1 kept the filling point as means: its sums are these.
                 pending = [t * n, mean * n, low, high, n]
         else:
-            counts = [count for count, repeat in data["counts"] for _ in range(int(repeat))]
+            counts = [int(count) for count, repeat in data["counts"] for _ in range(int(repeat))]
             rows = zip(data["t"], data["mean"], data["low"], data["high"], counts, strict=True)
             pending = data.get("filling")
-        series.points = [SeriesPoint(t, m, lo, hi, int(n)) for t, m, lo, hi, n in rows]
+        series.points = list(map(_point_from_row, rows))
         if pending:
             series._t_sum, series._v_sum, series._low, series._high, n = pending
             series._n = int(n)
