@@ -89,3 +89,40 @@ def test_failed_iterations_do_not_enter_latency():
     assert model.latency_stats("measure", "").count == 1
     assert model.failed("measure", "") == 1
     assert model.recent_failures[-1].error == "fastrpc memory map failed"
+
+
+def _runs():
+    from qtop.events import IterationRun, LogRun
+
+    iterations = IterationRun(
+        hosts=[1.0, None, 3.0, 4.0],
+        seq=7,
+        index=[0, 1, 0, 1],
+        phase=["warmup", "warmup", "measure", "measure"],
+        variant=["a", "a", "a", "b"],
+        starts=[0.0, 1.0, 2.0, 3.0],
+        ends=[1.0, 2.0, 3.0, 2.5],
+        latency=[1.0, 1.0, 1.0, 0.5],
+        status=[0, 3, 0, 0],
+        error=[None, "boom", None, None],
+        metrics=[None, None, {"ttft_s": 0.2}, None],
+    )
+    logs = LogRun(
+        hosts=[float(k) for k in range(1500)], seq=3, texts=[f"l{k}" for k in range(1500)]
+    )
+    return iterations, logs
+
+
+def test_a_packed_run_folds_to_the_same_state_as_its_events():
+    from qtop.events import Sample
+
+    before = [Sample(t=0.5, seq=0, values={NSP: 40.0})]
+    for run in _runs():
+        one_by_one = fold(before)
+        for event in run.events():
+            one_by_one.apply(event)
+        whole = fold(before)
+        whole.apply_run(run)
+        assert json.dumps(whole.snapshot()) == json.dumps(one_by_one.snapshot())
+    iterations, _ = _runs()
+    assert fold(iterations.events()).recent_failures[-1].error == "boom"
