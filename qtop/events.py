@@ -21,6 +21,7 @@ received and is never used for latency, rates or energy.
 from __future__ import annotations
 
 import typing
+from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 import msgspec
@@ -212,13 +213,13 @@ class IterationRun:
     they are; ``events()`` gives the same ``Iteration`` objects one by one.
     """
 
-    __slots__ = ("ends", "error", "hosts", "index", "latency", "metrics", "n", "phase", "seq",
+    __slots__ = ("_hosts", "ends", "error", "index", "latency", "metrics", "n", "phase", "seq",
                  "starts", "status", "variant")  # fmt: skip
 
     def __init__(
         self,
         *,
-        hosts: list[float | None],
+        hosts: list[float | None] | Callable[[], list[float]],
         seq: int,
         index: list[int],
         phase: list[str],
@@ -231,9 +232,16 @@ class IterationRun:
         metrics: list[dict[str, float]] | list[None],
     ) -> None:
         self.n = len(latency)
-        self.hosts, self.seq, self.index, self.phase = hosts, seq, index, phase
+        self._hosts, self.seq, self.index, self.phase = hosts, seq, index, phase
         self.variant, self.starts, self.ends, self.latency = variant, starts, ends, latency
         self.status, self.error, self.metrics = status, error, metrics
+
+    @property
+    def hosts(self) -> list[float | None]:
+        """Host times (worked out on first use: a fold of a whole file rarely needs them)."""
+        if callable(self._hosts):
+            self._hosts = self._hosts()
+        return self._hosts  # type: ignore[return-value]
 
     def event(self, k: int) -> Iteration:
         metrics = self.metrics[k]
@@ -259,11 +267,24 @@ class IterationRun:
 class LogRun:
     """Consecutive output lines (stream ``stdout``, level ``info``, no device time)."""
 
-    __slots__ = ("hosts", "n", "seq", "texts")
+    __slots__ = ("_hosts", "n", "seq", "texts")
 
-    def __init__(self, *, hosts: list[float | None], seq: int, texts: list[str]) -> None:
+    def __init__(
+        self,
+        *,
+        hosts: list[float | None] | Callable[[], list[float]],
+        seq: int,
+        texts: list[str],
+    ) -> None:
         self.n = len(texts)
-        self.hosts, self.seq, self.texts = hosts, seq, texts
+        self._hosts, self.seq, self.texts = hosts, seq, texts
+
+    @property
+    def hosts(self) -> list[float | None]:
+        """Host times (worked out on first use)."""
+        if callable(self._hosts):
+            self._hosts = self._hosts()
+        return self._hosts  # type: ignore[return-value]
 
     def event(self, k: int) -> Log:
         return Log(host_t=self.hosts[k], seq=self.seq + k, text=self.texts[k])

@@ -8,7 +8,8 @@ the live view cannot disagree. ``SessionAnalysis.to_dict()`` is plain JSON.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -236,14 +237,18 @@ def _analyze_variant(
     table = data.iterations
     picked = _VariantRows(table, table.variant_id(name))
     ok = picked.ok
-    times = [table.midpoint(row) for row in ok]
-    latencies = [table.latency[row] for row in ok]
+    # Machine numbers, not lists of float objects: an hour holds 800,000 of them.
+    times = array("d", map(table.midpoint, ok))
+    latencies = array("d", map(table.latency.__getitem__, ok))
     t_start, t_end = picked.t_start, picked.t_end
     span = t_end - t_start if t_start is not None and t_end is not None else 0.0
     ordered = picked.in_start_order()
-    outliers = find_outliers(
-        [table.latency[row] for row in ordered], [table.index[row] for row in ordered]
+    # Usually the rows already ran in time order: then the lists above serve again.
+    in_order = ordered is ok
+    ordered_latencies = (
+        latencies if in_order else array("d", map(table.latency.__getitem__, ordered))
     )
+    outliers = find_outliers(ordered_latencies, array("q", (table.index[row] for row in ordered)))
     warmup_count = len(picked.warmup)
     hints = outlier_hints(
         outliers,
@@ -327,7 +332,7 @@ def _analyze_variant(
         hints=tuple(hints),
         t_start=t_start,
         t_end=t_end,
-        latencies_s=tuple(table.latency[row] for row in ordered),
+        latencies_s=tuple(ordered_latencies),
     )
 
 
@@ -336,8 +341,8 @@ class _VariantRows:
 
     def __init__(self, table: IterationTable, variant_id: int) -> None:
         self.table = table
-        ok: list[int] = []
-        warmup: list[int] = []
+        ok = array("q")
+        warmup = array("q")
         failed = 0
         t_start = t_end = None
         variant, is_warmup, is_ok = table.variant, table.warmup, table.ok
@@ -358,11 +363,11 @@ class _VariantRows:
                 failed += 1
         midpoint = table.midpoint
         if any(midpoint(a) > midpoint(b) for a, b in itertools.pairwise(ok)):
-            ok.sort(key=midpoint)
+            ok = array("q", sorted(ok, key=midpoint))
         self.ok, self.warmup, self.measured_failed = ok, warmup, failed
         self.t_start, self.t_end = t_start, t_end
 
-    def in_start_order(self) -> list[int]:
+    def in_start_order(self) -> Sequence[int]:
         """The successful measured rows by start (then index): the order they ran in."""
         table = self.table
         start, index = table.start, table.index
@@ -372,5 +377,5 @@ class _VariantRows:
 
         rows = self.ok
         if any(key(a) > key(b) for a, b in itertools.pairwise(rows)):
-            return sorted(rows, key=key)
+            return array("q", sorted(rows, key=key))
         return rows

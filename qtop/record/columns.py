@@ -172,6 +172,7 @@ def checker(kind: type) -> Callable[[Any], Any]:
 # --- host times ---------------------------------------------------------------
 
 _check_host = checker(Finite | None)
+_check_step = checker(Int64)
 
 
 def _scaled(value: float, decimals: int) -> int | None:
@@ -203,10 +204,15 @@ def encode_host_times(values: Sequence[float | None]) -> dict[str, Any]:
     return {"host_t": encode(values)}
 
 
-def decode_host_times(
+def host_times(
     host_t: Any, host_dt: Any, n: int, where: str
-) -> list[float | None] | list[float]:
-    """The ``n`` host times of a run (see ``encode_host_times``)."""
+) -> list[float | None] | Callable[[], list[float]]:
+    """The ``n`` host times of a run (see ``encode_host_times``), checked now.
+
+    With ``host_dt`` the times are returned as a function that adds the steps
+    up when called: a reader that folds a whole file only needs the host times
+    of the few events it keeps.
+    """
     if host_dt is None:
         return decode(host_t, n, None, f"{where}.host_t", _check_host)
     if not isinstance(host_t, float | int) or isinstance(host_t, bool):
@@ -214,11 +220,16 @@ def decode_host_times(
     unit = _scaled(float(host_t), _HOST_DECIMALS)
     if unit is None:
         raise ColumnError(f"{where}.host_t: {host_t!r} is not a time host_dt can count from")
-    out = [unit / HOST_UNITS_PER_S]
-    try:
-        for step in decode(host_dt, n - 1, 0, f"{where}.host_dt"):
-            unit += step
-            out.append(unit / HOST_UNITS_PER_S)
-    except OverflowError:
-        raise ColumnError(f"{where}.host_dt: a time beyond a float's range") from None
-    return out
+    steps = decode(host_dt, n - 1, 0, f"{where}.host_dt", _check_step)
+
+    def added_up() -> list[float]:
+        # Steps are 64-bit and runs at most 2^16 long: the sums stay far inside a float.
+        return [total / HOST_UNITS_PER_S for total in itertools.accumulate(steps, initial=unit)]
+
+    return added_up
+
+
+def decode_host_times(host_t: Any, host_dt: Any, n: int, where: str) -> list[float | None]:
+    """The ``n`` host times of a run, as numbers."""
+    found = host_times(host_t, host_dt, n, where)
+    return found() if callable(found) else found  # type: ignore[return-value]

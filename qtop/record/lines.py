@@ -402,7 +402,7 @@ class LineUnpacker:
             texts.extend([item] * count)
         if len(texts) != n:
             raise ColumnError(f"logs.text: {len(texts)} texts for {n} lines")
-        hosts = columns.decode_host_times(line.host_t, line.host_dt, n, "logs")
+        hosts = columns.host_times(line.host_t, line.host_dt, n, "logs")
         return LogRun(hosts=hosts, seq=line.seq, texts=texts)
 
 
@@ -414,7 +414,7 @@ def _run_length(n: int, kind: str) -> int:
 
 def _iteration_run(line: IterationsLine) -> IterationRun:
     n = _run_length(line.n, "iterations")
-    hosts = columns.decode_host_times(line.host_t, line.host_dt, n, "iterations")
+    hosts = columns.host_times(line.host_t, line.host_dt, n, "iterations")
     index = columns.decode(line.index, n, 0, "iterations.index", _check_int)
     phase = columns.decode(line.phase, n, "measure", "iterations.phase", _check_str)
     variant = columns.decode(line.variant, n, "", "iterations.variant", _check_str)

@@ -140,7 +140,10 @@ class SessionModel:
         self.phase = PhaseState()
         self.phase_history: deque[PhaseState] = deque(maxlen=PHASES_KEPT)
         self.variants: list[str] = []
-        self.logs: deque[Log] = deque(maxlen=LOG_LINES_KEPT)
+        self._logs: deque[Log] = deque(maxlen=LOG_LINES_KEPT)
+        # Packed runs of output lines not yet turned into events (see ``logs``).
+        self._log_runs: deque[LogRun] = deque()
+        self._log_runs_lines = 0
         self.log_count = 0
         self.markers: deque[Marker] = deque(maxlen=MARKERS_KEPT)
         self.profile_reports: dict[str, ProfileReport] = {}
@@ -177,11 +180,32 @@ class SessionModel:
             self._apply_iteration_run(run)
 
     def _apply_log_run(self, run: LogRun) -> None:
-        # Packed output lines have no device time; only the last ones are kept.
+        # Packed output lines have no device time, and only the last LOG_LINES_KEPT
+        # are kept: runs wait whole until ``logs`` is read, so a fold of an hour
+        # makes a thousand Log objects, not a million.
         self.event_count += run.n
         self.log_count += run.n
-        kept = min(run.n, LOG_LINES_KEPT)
-        self.logs.extend(run.event(k) for k in range(run.n - kept, run.n))
+        runs = self._log_runs
+        runs.append(run)
+        self._log_runs_lines += run.n
+        while self._log_runs_lines - runs[0].n >= LOG_LINES_KEPT:
+            self._log_runs_lines -= runs.popleft().n
+
+    @property
+    def logs(self) -> deque[Log]:
+        """The last LOG_LINES_KEPT log lines, oldest first."""
+        runs = self._log_runs
+        if runs:
+            if self._log_runs_lines >= LOG_LINES_KEPT:
+                self._logs.clear()
+            skip = max(0, self._log_runs_lines - LOG_LINES_KEPT)
+            for run in runs:
+                first = min(skip, run.n)
+                skip -= first
+                self._logs.extend(run.event(k) for k in range(first, run.n))
+            runs.clear()
+            self._log_runs_lines = 0
+        return self._logs
 
     def _apply_iteration_run(self, run: IterationRun) -> None:
         n = run.n
@@ -195,6 +219,9 @@ class SessionModel:
         if self.t_last is None or last > self.t_last:
             self.t_last = last
         keys: dict[tuple[str, str], str] = {}
+        # Latencies per key and points per variant go in one call each, in run order.
+        latencies: dict[str, list[float]] = {}
+        points: dict[str, tuple[list[float], list[float]]] = {}
         for k in range(n):
             phase, variant = phases[k], variants[k]
             key = keys.get((phase, variant))
@@ -207,23 +234,33 @@ class SessionModel:
                 self.recent_failures.append(run.event(k))
                 continue
             self.iterations_done[key] = self.iterations_done.get(key, 0) + 1
-            stats = self.latency.get(key)
-            if stats is None:
-                stats = self.latency[key] = RunningStats()
-            stats.add(latency[k])
+            value = latency[k]
+            found = latencies.get(key)
+            if found is None:
+                found = latencies[key] = []
+                if key not in self.latency:
+                    self.latency[key] = RunningStats()
+            found.append(value)
             if phase == "measure":
-                series = self.latency_series.get(variant)
-                if series is None:
-                    series = self.latency_series[variant] = Series(self.series_capacity)
-                series.add(ends[k], latency[k])
+                pair = points.get(variant)
+                if pair is None:
+                    pair = points[variant] = ([], [])
+                    if variant not in self.latency_series:
+                        self.latency_series[variant] = Series(self.series_capacity)
+                pair[0].append(ends[k])
+                pair[1].append(value)
             metrics = run.metrics[k]
             if metrics:
-                for name, value in metrics.items():
+                for name, metric_value in metrics.items():
                     metric_key = f"{key}|{name}"
                     metric = self.metrics.get(metric_key)
                     if metric is None:
                         metric = self.metrics[metric_key] = RunningStats()
-                    metric.add(value)
+                    metric.add(metric_value)
+        for key, values in latencies.items():
+            self.latency[key].extend(values)
+        for variant, (times, values) in points.items():
+            self.latency_series[variant].extend(times, values)
         self.last_iteration = run.event(n - 1)
 
     def _apply_header(self, event: Header) -> None:
@@ -239,16 +276,27 @@ class SessionModel:
         if self.last_sample_seq is not None and event.seq > self.last_sample_seq + 1:
             self.missed_ticks += event.seq - self.last_sample_seq - 1
         self.last_sample_seq = event.seq
+        t = event.t
+        channel_stats, channel_series = self.channel_stats, self.channel_series
         for channel_id, value in event.values.items():
-            stats = self.channel_stats.get(channel_id)
+            stats = channel_stats.get(channel_id)
             if stats is None:
-                stats = self.channel_stats[channel_id] = ChannelStats()
-            stats.add(event.t, value)
-            if value is not None and event.t is not None:
-                series = self.channel_series.get(channel_id)
+                stats = channel_stats[channel_id] = ChannelStats()
+            if value is None:
+                stats.unavailable += 1
+                continue
+            # ChannelStats.add, written out: this runs for every value of every tick.
+            stats.count += 1
+            stats.last, stats.last_t = value, t
+            if stats.minimum is None or value < stats.minimum:
+                stats.minimum = value
+            if stats.maximum is None or value > stats.maximum:
+                stats.maximum = value
+            if t is not None:
+                series = channel_series.get(channel_id)
                 if series is None:
-                    series = self.channel_series[channel_id] = Series(self.series_capacity)
-                series.add(event.t, value)
+                    series = channel_series[channel_id] = Series(self.series_capacity)
+                series.add(t, value)
 
     def _apply_iteration(self, event: Iteration) -> None:
         key = _key(event.phase, event.variant)
@@ -295,7 +343,7 @@ class SessionModel:
 
     def _apply_log(self, event: Log) -> None:
         self.log_count += 1
-        self.logs.append(event)
+        self.logs.append(event)  # through the property: runs before it come first
 
     def _apply_marker(self, event: Marker) -> None:
         self.markers.append(event)

@@ -98,6 +98,33 @@ class Series:
             if len(self.points) >= self.capacity:
                 self._halve()
 
+    def extend(self, times: list[float], values: list[float]) -> None:
+        """``add`` of each (t, value) in turn, with the point being filled in locals."""
+        n, t_sum, v_sum, low, high = self._n, self._t_sum, self._v_sum, self._low, self._high
+        stride = self.stride
+        for t, value in zip(times, values, strict=True):
+            if n == 0:
+                t_sum, v_sum, low, high = t, value, value, value
+            else:
+                t_sum += t
+                v_sum += value
+                if value < low:
+                    low = value
+                elif value > high:
+                    high = value
+            n += 1
+            if n >= stride:
+                self._n, self._t_sum, self._v_sum, self._low, self._high = (
+                    n, t_sum, v_sum, low, high
+                )  # fmt: skip
+                self.points.append(self._pending_point())
+                n = 0
+                if len(self.points) >= self.capacity:
+                    self._halve()
+                    stride = self.stride
+        self.total += len(values)
+        self._n, self._t_sum, self._v_sum, self._low, self._high = n, t_sum, v_sum, low, high
+
     def _pending_point(self) -> SeriesPoint:
         n = self._n
         if n == 1:
