@@ -34,6 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from qtop.events import (
+    RECORDING_VERSION,
     End,
     Event,
     Header,
@@ -149,7 +150,7 @@ def demo_hour_events(seconds: float = HOUR_S, seed: int = 1) -> tuple[Header, It
     header: Header = capture["header"]
     run = dict(header.profile.get("run", {}))
     run["duration_s"] = seconds
-    header = replace(header, profile={**header.profile, "run": run})
+    header = replace(header, version=RECORDING_VERSION, profile={**header.profile, "run": run})
 
     def events() -> Iterator[Event]:
         channels = capture["channels"]

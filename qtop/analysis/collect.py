@@ -161,7 +161,9 @@ class Collector:
             return
         series = self.data.series
         for channel_id, value in event.values.items():
-            if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+            if type(value) is not float and (
+                value is None or isinstance(value, bool) or not isinstance(value, int | float)
+            ):
                 continue
             target = series.get(channel_id)
             if target is None:

@@ -238,7 +238,7 @@ def _analyze_variant(
     picked = _VariantRows(table, table.variant_id(name))
     ok = picked.ok
     # Machine numbers, not lists of float objects: an hour holds 800,000 of them.
-    times = array("d", map(table.midpoint, ok))
+    times = picked.midpoints
     latencies = array("d", map(table.latency.__getitem__, ok))
     t_start, t_end = picked.t_start, picked.t_end
     span = t_end - t_start if t_start is not None and t_end is not None else 0.0
@@ -248,7 +248,7 @@ def _analyze_variant(
     ordered_latencies = (
         latencies if in_order else array("d", map(table.latency.__getitem__, ordered))
     )
-    outliers = find_outliers(ordered_latencies, array("q", (table.index[row] for row in ordered)))
+    outliers = find_outliers(ordered_latencies, array("q", map(table.index.__getitem__, ordered)))
     warmup_count = len(picked.warmup)
     hints = outlier_hints(
         outliers,
@@ -361,10 +361,12 @@ class _VariantRows:
                 ok.append(row)
             else:
                 failed += 1
-        midpoint = table.midpoint
-        if any(midpoint(a) > midpoint(b) for a, b in itertools.pairwise(ok)):
-            ok = array("q", sorted(ok, key=midpoint))
-        self.ok, self.warmup, self.measured_failed = ok, warmup, failed
+        midpoints = array("d", map(table.midpoint, ok))
+        if any(a > b for a, b in itertools.pairwise(midpoints)):
+            ok = array("q", sorted(ok, key=table.midpoint))
+            midpoints = array("d", map(table.midpoint, ok))
+        self.ok, self.midpoints = ok, midpoints
+        self.warmup, self.measured_failed = warmup, failed
         self.t_start, self.t_end = t_start, t_end
 
     def in_start_order(self) -> Sequence[int]:

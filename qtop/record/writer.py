@@ -27,7 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from qtop.errors import RunFailed, UsageError
-from qtop.events import End, Event, Header, Iteration, Keyframe, Log, ProfileReport
+from qtop.events import (
+    RECORDING_FORMAT,
+    RECORDING_VERSION,
+    End,
+    Event,
+    Header,
+    Iteration,
+    Keyframe,
+    Log,
+    ProfileReport,
+    replace,
+)
 from qtop.record import keyframes
 from qtop.record.index import MARK_KINDS, Mark, RecordingIndex, mark_label
 from qtop.record.lines import LinePacker, dumps
@@ -63,6 +74,9 @@ class RecordingWriter:
 
     def __init__(self, path: str | os.PathLike[str], header: Header) -> None:
         self.path = Path(path)
+        if (header.format, header.version) != (RECORDING_FORMAT, RECORDING_VERSION):
+            # The header names the format this file is written in, whatever it was given.
+            header = replace(header, format=RECORDING_FORMAT, version=RECORDING_VERSION)
         self.header = header
         self.bytes_written = 0
         self.events_written = 0

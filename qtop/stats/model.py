@@ -218,6 +218,9 @@ class SessionModel:
             self.t_first = first
         if self.t_last is None or last > self.t_last:
             self.t_last = last
+        if not any(status) and not any(run.metrics):
+            self._apply_successful_run(run)
+            return
         keys: dict[tuple[str, str], str] = {}
         # Latencies per key and points per variant go in one call each, in run order.
         latencies: dict[str, list[float]] = {}
@@ -261,6 +264,33 @@ class SessionModel:
             self.latency[key].extend(values)
         for variant, (times, values) in points.items():
             self.latency_series[variant].extend(times, values)
+        self.last_iteration = run.event(n - 1)
+
+    def _apply_successful_run(self, run: IterationRun) -> None:
+        """A run in which every iteration succeeded and has no metrics (the usual one):
+        stretches of one phase and variant go to their statistics in one call each."""
+        phases, variants, ends, latency = run.phase, run.variant, run.ends, run.latency
+        n = run.n
+        first = 0
+        while first < n:
+            phase, variant = phases[first], variants[first]
+            stop = first + 1
+            while stop < n and phases[stop] == phase and variants[stop] == variant:
+                stop += 1
+            key = _key(phase, variant)
+            if variant not in self.variants:
+                self.variants.append(variant)
+            self.iterations_done[key] = self.iterations_done.get(key, 0) + stop - first
+            stats = self.latency.get(key)
+            if stats is None:
+                stats = self.latency[key] = RunningStats()
+            stats.extend(latency[first:stop])
+            if phase == "measure":
+                series = self.latency_series.get(variant)
+                if series is None:
+                    series = self.latency_series[variant] = Series(self.series_capacity)
+                series.extend(ends[first:stop], latency[first:stop])
+            first = stop
         self.last_iteration = run.event(n - 1)
 
     def _apply_header(self, event: Header) -> None:

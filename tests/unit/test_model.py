@@ -107,10 +107,23 @@ def _runs():
         error=[None, "boom", None, None],
         metrics=[None, None, {"ttft_s": 0.2}, None],
     )
+    successful = IterationRun(
+        hosts=lambda: [5.0, 5.1, 5.2, 5.3, 5.4],
+        seq=11,
+        index=[0, 1, 0, 1, 0],
+        phase=["warmup", "warmup", "measure", "measure", "measure"],
+        variant=["a", "a", "a", "a", "c"],
+        starts=[4.0, 4.1, 4.2, 4.3, 4.4],
+        ends=[4.1, 4.2, 4.3, 4.4, 4.5],
+        latency=[0.1, 0.1, 0.1, 0.1, 0.1],
+        status=[0] * 5,
+        error=[None] * 5,
+        metrics=[None] * 5,
+    )
     logs = LogRun(
         hosts=[float(k) for k in range(1500)], seq=3, texts=[f"l{k}" for k in range(1500)]
     )
-    return iterations, logs
+    return iterations, successful, logs
 
 
 def test_a_packed_run_folds_to_the_same_state_as_its_events():
@@ -124,5 +137,5 @@ def test_a_packed_run_folds_to_the_same_state_as_its_events():
         whole = fold(before)
         whole.apply_run(run)
         assert json.dumps(whole.snapshot()) == json.dumps(one_by_one.snapshot())
-    iterations, _ = _runs()
+    iterations, _, _ = _runs()
     assert fold(iterations.events()).recent_failures[-1].error == "boom"

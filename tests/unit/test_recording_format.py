@@ -438,3 +438,22 @@ def test_a_version_1_recording_with_keyframes_still_seeks(fixtures_dir):
     expected = folded(path, target)
     assert model.latency_stats("measure", "").count == expected.latency_stats("measure", "").count
     assert model.sample_count == expected.sample_count and model.t_last == expected.t_last
+
+
+def test_the_header_names_the_format_the_file_is_written_in(tmp_path):
+    path = tmp_path / "r.jsonl"
+    write(path, [End(t=1.0)], header=Header(session_id="old", version=1))
+    assert lines(path)[0]["version"] == 2
+    assert open_recording(path).header.session_id == "old"
+
+
+def test_export_jsonl_writes_one_event_per_line_as_version_1_did(tmp_path, capsys):
+    from qtop.cli import main
+
+    events = processes(5)
+    path = tmp_path / "r.jsonl"
+    write(path, events)
+    assert main(["export", str(path), "--format", "jsonl", "-o", "-"]) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    header = open_recording(path).header
+    assert out == [event.to_dict() for event in [header, *events]]
