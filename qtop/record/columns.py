@@ -9,7 +9,7 @@ shortest of these forms (``docs/recording-format.md``, "Columns"):
 * a list: one value per event;
 * ``{"runs": [[value, count], ...]}``: each value repeated ``count`` times;
 * ``{"steps": [[first, count], ...]}``: integers counting up by one from ``first``;
-* ``{"e6": [integer, ...]}``: numbers in millionths (a latency of 2137 µs is
+* ``{"micro": [integer, ...]}``: numbers in millionths (a latency of 2137 µs is
   ``2137``, meaning 0.002137).
 
 Host times are written as the first one plus the integer differences from
@@ -46,7 +46,7 @@ class Form(msgspec.Struct, forbid_unknown_fields=True):
     # in a union; counts are checked against the run length, firsts below.
     runs: list[tuple[Any, int]] | None = None
     steps: list[tuple[int, int]] | None = None
-    e6: list[int] | None = None
+    micro: list[int] | None = None
 
 
 FloatColumn = Finite | list[Finite] | Form
@@ -86,7 +86,7 @@ def encode(
     """The shortest form of a column; ``None`` when every value is the default (leave it out).
 
     Scalars only stand for simple values (strings, numbers, ``None``); a column
-    of mappings is always a list. ``millionths`` tries the ``e6`` form.
+    of mappings is always a list. ``millionths`` tries the ``micro`` form.
     """
     first = values[0]
     if all(_same(value, default) for value in values):
@@ -105,7 +105,7 @@ def encode(
     if millionths and all(type(value) is float for value in values):
         scaled = [_scaled(value, 6) for value in values]
         if all(unit is not None for unit in scaled):
-            return {"e6": scaled}
+            return {"micro": scaled}
     return list(values)
 
 
@@ -140,15 +140,15 @@ def decode(
                 if not _INT64_MIN <= first <= _INT64_MAX - count:
                     raise ColumnError(f"{where}: {first} + {count} is beyond 64 bits")
                 out.extend(range(first, first + count))
-        elif column.e6 is not None:
+        elif column.micro is not None:
             if not numbers:
-                raise ColumnError(f"{where}: millionths ('e6') in a column that is not numbers")
+                raise ColumnError(f"{where}: millionths ('micro') in a column that is not numbers")
             try:
-                out = [unit / 1_000_000 for unit in column.e6]
+                out = [unit / 1_000_000 for unit in column.micro]
             except OverflowError:
                 raise ColumnError(f"{where}: a number beyond a float's range") from None
         else:
-            raise ColumnError(f"{where}: an object column needs 'runs', 'steps' or 'e6'")
+            raise ColumnError(f"{where}: an object column needs 'runs', 'steps' or 'micro'")
         if len(out) != n:
             raise ColumnError(f"{where}: {len(out)} values for {n} events")
         return out

@@ -148,7 +148,7 @@ def test_runs_are_packed_and_repeated_output_is_numbered(tmp_path):
     assert logs[2][0] == "qnn-net-run pid:1002" and logs[2][1:] == logs[1][1:]
     burst = next(line for line in written if line["kind"] == "iterations")
     assert burst["n"] == 5 and "start0" in burst and "end" not in burst
-    assert set(burst["latency_s"]) == {"e6"}
+    assert set(burst["latency_s"]) == {"micro"}
     # Every line is a JSON object whose first key is the kind, and the second t when timed.
     assert all(next(iter(line)) == "kind" for line in written)
     assert all(list(line)[1] == "t" for line in written if line["kind"] == "iterations")
@@ -290,11 +290,11 @@ def test_time_time_host_times_are_exact_to_the_bit(tmp_path):
             "iterations.latency_s: 1 values for 2 events",
         ),
         (
-            b'{"kind":"iterations","t":1.0,"n":2,"seq":0,"start0":1.0,"latency_s":{"e6":[1e400,1]}}',
+            b'{"kind":"iterations","t":1.0,"n":2,"seq":0,"start0":1.0,"latency_s":{"micro":[1e400,1]}}',
             "iterations.latency_s",
         ),
         (
-            b'{"kind":"iterations","t":1.0,"n":2,"seq":0,"start0":1.0,"latency_s":{"e6":[1'
+            b'{"kind":"iterations","t":1.0,"n":2,"seq":0,"start0":1.0,"latency_s":{"micro":[1'
             + b"0" * 400
             + b",1]}}",
             "beyond a float's range",
