@@ -296,12 +296,7 @@ def patch(old: Any, node: Any) -> Any:
     if "v" in node:
         return node["v"]
     if "l" in node:
-        keep, items = node["l"]
-        if not isinstance(old, list) or not isinstance(items, list):
-            raise KeyframeError("a list patch on something that is not a list")
-        if not isinstance(keep, int) or not 0 <= keep <= len(old):
-            raise KeyframeError(f"a list patch keeps {keep!r} of {len(old)} items")
-        return old[:keep] + items
+        return _extended(old, node["l"])
     if "d" in node:
         changes = node["d"]
         if not isinstance(old, dict) or not isinstance(changes, dict):
@@ -310,10 +305,15 @@ def patch(old: Any, node: Any) -> Any:
         for key in node.get("x") or ():
             out.pop(key, None)
         for key, change in changes.items():
-            if key in old:
-                out[key] = patch(old[key], change)
-            else:
+            if key not in old:
                 out[key] = _added(change)
+            elif type(change) is dict and len(change) == 1 and "v" in change:
+                # The two commonest patches, applied here rather than by a call each.
+                out[key] = change["v"]
+            elif type(change) is dict and len(change) == 1 and "l" in change:
+                out[key] = _extended(old[key], change["l"])
+            else:
+                out[key] = patch(old[key], change)
         order = node.get("o")
         if order is not None:
             if not isinstance(order, list) or set(order) != set(out):
@@ -321,6 +321,17 @@ def patch(old: Any, node: Any) -> Any:
             out = {key: out[key] for key in order}
         return out
     raise KeyframeError(f"unknown keyframe patch {sorted(node)}")
+
+
+def _extended(old: Any, change: Any) -> list[Any]:
+    if not isinstance(change, list) or len(change) != 2:
+        raise KeyframeError("a list patch is not [keep, items]")
+    keep, items = change
+    if not isinstance(old, list) or not isinstance(items, list):
+        raise KeyframeError("a list patch on something that is not a list")
+    if not isinstance(keep, int) or not 0 <= keep <= len(old):
+        raise KeyframeError(f"a list patch keeps {keep!r} of {len(old)} items")
+    return old[:keep] + items
 
 
 def _added(change: Any) -> Any:

@@ -347,28 +347,24 @@ class LineUnpacker:
     def items(self, line: Any) -> list[Event] | IterationRun | LogRun:
         """Like ``events``, but a packed run stays one object (see ``IterationRun``)."""
         kind = type(line)
+        expand = _EXPANDERS.get(kind)
+        if expand is None:
+            if kind is Channels:
+                self.channel_ids = tuple(channel.id for channel in line.channels)
+            return [line]
         try:
-            if kind is IterationsLine:
-                return _iteration_run(line)
-            if kind is LogsLine:
-                return self._log_run(line)
-            if kind is SampleLine:
-                return [self._sample(line)]
-            if kind is TextLine:
-                self.texts[line.id] = line.text
-                return []
-            if kind is KeyframeLine or kind is IndexLine:
-                return []
+            return expand(self, line)
         except ColumnError as exc:
-            raise LineError(str(exc), kind.__struct_config__.tag) from None  # type: ignore[union-attr]
+            raise LineError(str(exc), kind.__struct_config__.tag) from None  # type: ignore[attr-defined]
         except msgspec.ValidationError as exc:
-            tag = kind.__struct_config__.tag  # type: ignore[union-attr]
+            tag = kind.__struct_config__.tag  # type: ignore[attr-defined]
             raise LineError(describe_error(str(tag), exc), str(tag)) from None
-        if kind is Channels:
-            self.channel_ids = tuple(channel.id for channel in line.channels)
-        return [line]
 
-    def _sample(self, line: SampleLine) -> Sample:
+    def _text(self, line: TextLine) -> list[Event]:
+        self.texts[line.id] = line.text
+        return []
+
+    def _sample(self, line: SampleLine) -> list[Event]:
         if line.v is not None:
             if line.values is not None:
                 raise ColumnError("sample: both 'values' and 'v'")
@@ -383,7 +379,7 @@ class LineUnpacker:
             values = dict(zip(ids, line.v, strict=True))
         else:
             values = line.values if line.values is not None else {}
-        return Sample(t=line.t, host_t=line.host_t, seq=line.seq, values=values)
+        return [Sample(t=line.t, host_t=line.host_t, seq=line.seq, values=values)]
 
     def _log_run(self, line: LogsLine) -> LogRun:
         n = _run_length(line.n, "logs")
@@ -404,6 +400,20 @@ class LineUnpacker:
             raise ColumnError(f"logs.text: {len(texts)} texts for {n} lines")
         hosts = columns.host_times(line.host_t, line.host_dt, n, "logs")
         return LogRun(hosts=hosts, seq=line.seq, texts=texts)
+
+
+def _nothing(_: LineUnpacker, __: Any) -> list[Event]:
+    return []
+
+
+_EXPANDERS: dict[type, Any] = {
+    IterationsLine: lambda _, line: _iteration_run(line),
+    LogsLine: LineUnpacker._log_run,
+    SampleLine: LineUnpacker._sample,
+    TextLine: LineUnpacker._text,
+    KeyframeLine: _nothing,
+    IndexLine: _nothing,
+}
 
 
 def _run_length(n: int, kind: str) -> int:

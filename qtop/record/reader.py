@@ -37,7 +37,7 @@ from qtop.events import (
     event_from_dict,
 )
 from qtop.record import keyframes
-from qtop.record.follow import FileChanged, LineAt, LineFollower
+from qtop.record.follow import FileChanged, LineFollower
 from qtop.record.index import Mark, RecordingIndex, file_size, read_index_line, scan
 from qtop.record.keyframes import KeyframeError
 from qtop.record.lines import KeyframeLine, LineError, LineUnpacker, UnknownKind
@@ -107,16 +107,17 @@ class Recording:
 
     # --- lines ------------------------------------------------------------------
 
-    def _lines(self, offset: int) -> Iterator[LineAt]:
+    def _lines(self, offset: int) -> Iterator[tuple[int, bytes]]:
+        """(offset, line without its newline) from ``offset`` to the end of the file."""
         with _open_binary(self.path) as stream:
             stream.seek(offset)
             position = offset
             after_end = False
             for raw in stream:
-                if raw.endswith(b"\n"):
-                    yield LineAt(position, raw[:-1])
+                if raw[-1:] == b"\n":
+                    yield position, raw[:-1]
                     position += len(raw)
-                    after_end = raw.startswith(_END_PREFIX)
+                    after_end = raw[:13] == _END_PREFIX
                     continue
                 # A last line that lacks only its newline is complete JSON and
                 # still counts; anything shorter is a write cut off by a crash,
@@ -127,7 +128,7 @@ class Recording:
                     if not (after_end and _INDEX_PREFIX.startswith(raw[: len(_INDEX_PREFIX)])):
                         self.report.torn_tail_bytes = len(raw)
                 else:
-                    yield LineAt(position, raw)
+                    yield position, raw
 
     def read_line_at(self, offset: int) -> bytes:
         """The line that starts at ``offset`` (without its newline)."""
@@ -151,18 +152,24 @@ class Recording:
         ``keyframes=False`` skips keyframe lines without reading them: a reader
         that folds every event from the start has no use for them.
         """
-        for _, event in self.events_with_offsets(offset, keyframes):
-            yield event
+        unpacker = self.unpacker_at(offset)
+        decode = self._decode
+        for line_number, (position, data) in enumerate(self._lines(offset), start=1):
+            found = decode(unpacker, position, data, line_number, keyframes)
+            if type(found) is list:
+                yield from found
+            else:
+                yield from found.events()  # type: ignore[union-attr]
 
     def events_with_offsets(
         self, offset: int = 0, keyframes: bool = True
     ) -> Iterator[tuple[int, Event]]:
         """Like ``events`` but with the byte offset of each event's line."""
         unpacker = self.unpacker_at(offset)
-        for line_number, line in enumerate(self._lines(offset), start=1):
-            found = self._decode(unpacker, line, line_number, keyframes)
+        for line_number, (position, data) in enumerate(self._lines(offset), start=1):
+            found = self._decode(unpacker, position, data, line_number, keyframes)
             for event in found if isinstance(found, list) else found.events():
-                yield line.offset, event
+                yield position, event
 
     def items(self, offset: int = 0) -> Iterator[Event | IterationRun | LogRun]:
         """The events from ``offset`` on, with packed runs kept whole, keyframes skipped.
@@ -171,26 +178,27 @@ class Recording:
         costs one object instead of twenty.
         """
         unpacker = self.unpacker_at(offset)
-        for line_number, line in enumerate(self._lines(offset), start=1):
-            found = self._decode(unpacker, line, line_number, False)
-            if isinstance(found, list):
+        decode = self._decode
+        for line_number, (position, data) in enumerate(self._lines(offset), start=1):
+            found = decode(unpacker, position, data, line_number, False)
+            if type(found) is list:
                 yield from found
             else:
-                yield found
+                yield found  # type: ignore[misc]
 
     def _decode(
-        self, unpacker: LineUnpacker, line: LineAt, line_number: int, keyframes: bool
+        self, unpacker: LineUnpacker, offset: int, data: bytes, line_number: int, keyframes: bool
     ) -> list[Event] | IterationRun | LogRun:
-        data = line.data
-        if data.startswith(_KEYFRAME_PREFIX):
+        head = data[9:14]
+        if head == b"keyfr":
             if not keyframes:
                 return []
             try:
-                return [self.keyframe_at(line.offset, data)]
+                return [self.keyframe_at(offset, data)]
             except (LineError, KeyframeError, EventDecodeError) as exc:
                 self._count_bad(line_number, f"keyframe: {exc}")
                 return []
-        if data.startswith(_INDEX_PREFIX):
+        if head == b"index":
             return []
         try:
             found = unpacker.items(unpacker.parse(data))
@@ -201,8 +209,8 @@ class Recording:
         except LineError as exc:
             self._count_bad(line_number, str(exc))
             return []
-        if keyframes and data.startswith(_REPORT_PREFIX) and isinstance(found, list):
-            self._recent_reports[line.offset] = found[0]  # type: ignore[assignment]
+        if keyframes and head == b"profi" and isinstance(found, list) and found:
+            self._recent_reports[offset] = found[0]  # type: ignore[assignment]
             if len(self._recent_reports) > REPORTS_KEPT:
                 self._recent_reports.popitem(last=False)
         return found
@@ -324,7 +332,7 @@ class Recording:
                     ) from None
                 for line in lines:
                     line_number += 1
-                    found = self._decode(unpacker, line, line_number, True)
+                    found = self._decode(unpacker, line.offset, line.data, line_number, True)
                     for event in found if isinstance(found, list) else found.events():
                         yield line.offset, event
                         if stop_at_end and isinstance(event, End):
@@ -341,7 +349,7 @@ class Recording:
                 with open(self.path, "rb") as stream:
                     found = read_index_line(stream, file_size(stream))
             if found is None:
-                found = scan((line.offset, line.data) for line in self._lines(0))
+                found = scan(self._lines(0))
             self._index = found
         return self._index
 
@@ -352,6 +360,12 @@ class Recording:
         if self._random is not None:
             self._random.close()
             self._random = None
+
+    def __enter__(self) -> Recording:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 def open_recording(path: str | os.PathLike[str]) -> Recording:

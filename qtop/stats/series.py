@@ -15,6 +15,7 @@ this same code, so they agree on every bit.
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import Any, NamedTuple
 
 DEFAULT_CAPACITY = 1024
@@ -178,7 +179,9 @@ class Series:
                 # Version 1 kept the filling point as means: its sums are these.
                 pending = [t * n, mean * n, low, high, n]
         else:
-            counts = [int(count) for count, repeat in data["counts"] for _ in range(int(repeat))]
+            counts = itertools.chain.from_iterable(
+                itertools.repeat(int(count), int(repeat)) for count, repeat in data["counts"]
+            )
             rows = zip(data["t"], data["mean"], data["low"], data["high"], counts, strict=True)
             pending = data.get("filling")
         series.points = list(map(_point_from_row, rows))
