@@ -310,7 +310,11 @@ class Recording:
     # --- following ----------------------------------------------------------------
 
     async def follow(
-        self, offset: int = 0, poll_s: float = 0.1, stop_at_end: bool = True
+        self,
+        offset: int = 0,
+        poll_s: float = 0.1,
+        stop_at_end: bool = True,
+        keyframes: bool = True,
     ) -> AsyncIterator[tuple[int, Event]]:
         """Events of a recording that is still being written, as they arrive.
 
@@ -332,7 +336,7 @@ class Recording:
                     ) from None
                 for line in lines:
                     line_number += 1
-                    found = self._decode(unpacker, line.offset, line.data, line_number, True)
+                    found = self._decode(unpacker, line.offset, line.data, line_number, keyframes)
                     for event in found if isinstance(found, list) else found.events():
                         yield line.offset, event
                         if stop_at_end and isinstance(event, End):

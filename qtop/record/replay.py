@@ -172,11 +172,15 @@ class ReplaySource:
             self.finished = False
 
     async def _read_from(self, offset: int) -> AsyncIterator[tuple[int, Event]]:
+        # Keyframes in the stream would only restore the state the model already has
+        # (a seek yields its own): reading on, they are skipped unread.
         if self.follow:
-            async for item in self.recording.follow(offset):
+            async for item in self.recording.follow(offset, keyframes=False):
                 yield item
             return
-        lines: Iterator[tuple[int, Event]] = self.recording.events_with_offsets(offset)
+        lines: Iterator[tuple[int, Event]] = self.recording.events_with_offsets(
+            offset, keyframes=False
+        )
         for count, item in enumerate(lines):
             yield item
             if count % 512 == 511:

@@ -30,7 +30,7 @@ class ListSource:
 def long_session(seconds=400, rate_hz=10):
     events = [
         Header(session_id="long"),
-        PhaseChange(t=0.0, phase="measure", planned_duration_s=seconds),
+        PhaseChange(t=0.0, phase="measure", planned_duration_s=float(seconds)),
     ]
     for tick in range(seconds * rate_hz):
         t = tick / rate_hz
