@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -78,17 +79,23 @@ class IterationTable:
         self.index.append(it.index)
 
     def add_run(self, run: IterationRun) -> None:
-        base = len(self.latency)
-        for k, metrics in enumerate(run.metrics):
-            if metrics:
-                self.metrics[base + k] = metrics
-        variant_id = self.variant_id
-        self.variant.extend([variant_id(name) for name in run.variant])
-        self.warmup.extend([phase == "warmup" for phase in run.phase])
-        self.ok.extend([status == 0 for status in run.status])
-        for k, (start, end) in enumerate(zip(run.starts, run.ends, strict=True)):
-            if not end > start:
-                self.times[base + k] = end
+        # map() with operator functions: these loops run in C, for 900,000 iterations an hour.
+        base, n = len(self.latency), run.n
+        if any(run.metrics):
+            for k, metrics in enumerate(run.metrics):
+                if metrics:
+                    self.metrics[base + k] = metrics
+        variants = run.variant
+        if variants.count(variants[0]) == n:
+            self.variant.extend(itertools.repeat(self.variant_id(variants[0]), n))
+        else:
+            self.variant.extend(map(self.variant_id, variants))
+        self.warmup.extend(map(operator.eq, run.phase, itertools.repeat("warmup")))
+        self.ok.extend(map(operator.not_, run.status))
+        if not all(map(operator.gt, run.ends, run.starts)):
+            for k, (start, end) in enumerate(zip(run.starts, run.ends, strict=True)):
+                if not end > start:
+                    self.times[base + k] = end
         self.start.extend(run.starts)
         self.end.extend(run.ends)
         self.latency.extend(run.latency)

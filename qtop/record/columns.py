@@ -200,7 +200,9 @@ def encode_host_times(values: Sequence[float | None]) -> dict[str, Any]:
         units = [_scaled(value, _HOST_DECIMALS) for value in values]  # type: ignore[arg-type]
         if all(unit is not None for unit in units):
             steps = [b - a for a, b in itertools.pairwise(units)]  # type: ignore[operator]
-            return {"host_t": values[0], "host_dt": encode(steps, integers=True)}
+            # A reader takes steps as 64-bit integers (anything wider is a damaged line).
+            if all(_INT64_MIN <= step <= _INT64_MAX for step in steps):
+                return {"host_t": values[0], "host_dt": encode(steps, integers=True)}
     return {"host_t": encode(values)}
 
 

@@ -457,3 +457,16 @@ def test_export_jsonl_writes_one_event_per_line_as_version_1_did(tmp_path, capsy
     out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     header = open_recording(path).header
     assert out == [event.to_dict() for event in [header, *events]]
+
+
+def test_host_times_too_far_apart_for_64_bit_steps_are_written_as_numbers(tmp_path):
+    # Found by the property test: a step of 9.2e18 units of 100 ns does not fit in 64 bits.
+    path = tmp_path / "r.jsonl"
+    run = [
+        Iteration(t=0.0, host_t=0.0, seq=0, phase="warmup"),
+        Iteration(t=0.0, host_t=922337203686.0, seq=1, phase="warmup"),
+    ]
+    write(path, [*run, End(t=1.0)])
+    packed = next(line for line in lines(path) if line["kind"] == "iterations")
+    assert packed["host_t"] == [0.0, 922337203686.0] and "host_dt" not in packed
+    assert [e for e in open_recording(path).events()][1:] == [*run, End(t=1.0)]
