@@ -90,12 +90,10 @@ def _unpack_events(packed: Mapping[str, Any]) -> list[dict[str, Any]]:
         for name in order:
             if name == "host_t":
                 decoded[name] = columns.decode_host_times(
-                    packed.get("host_t"), packed.get("host_dt"), n, "keyframe"
+                    _form(packed.get("host_t")), _form(packed.get("host_dt")), n, "keyframe"
                 )
                 continue
-            column = packed.get(name)
-            if isinstance(column, dict):
-                column = msgspec.convert(column, columns.Form)
+            column = _form(packed.get(name))
             values = columns.decode(column, n, None, f"keyframe.{name}", numbers=True)
             if name in _TEXT_FIELDS:
                 values = [None if v is None else texts[v] for v in values]
@@ -119,6 +117,11 @@ class Lines(Protocol):
     def event_dict_at(self, offset: int) -> dict[str, Any]: ...
 
     def events_in(self, offsets: list[int]) -> list[Event]: ...
+
+
+def _form(column: Any) -> Any:
+    """A column read from a keyframe (plain JSON) with its object form as the reader's type."""
+    return msgspec.convert(column, columns.Form) if isinstance(column, dict) else column
 
 
 def compact_state(state: dict[str, Any], references: Mapping[str, Any]) -> dict[str, Any]:

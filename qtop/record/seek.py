@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from qtop.events import Event, EventDecodeError, IterationRun, Keyframe, LogRun
+from qtop.events import Event, IterationRun, Keyframe, LogRun
 from qtop.record.keyframes import KeyframeError
 from qtop.record.lines import LineError
 from qtop.record.reader import Recording
@@ -31,19 +31,27 @@ class Seeker:
         Without a usable keyframe before ``t`` that is an empty state (a fresh
         model) and offset 0 (the header on).
         """
+        keyframe, offset, _ = self._start(t)
+        return keyframe, offset
+
+    def _start(self, t: float) -> tuple[Keyframe, int, SessionModel]:
+        """``start``, and a model restored from the keyframe (which is how it is checked)."""
         recording = self.recording
         keyframes = recording.index().keyframes
         position = _last_at_or_before(keyframes, t)
         while position >= 0:
             offset = keyframes[position][1]
+            model = SessionModel()
             try:
                 data = recording.read_line_at(offset)
                 keyframe = recording.keyframe_at(offset, data)
-            except (LineError, KeyframeError, EventDecodeError, OSError):
+                model.apply(keyframe)
+            except (LineError, KeyframeError, OSError, KeyError, TypeError, ValueError, IndexError):
+                # ValueError covers EventDecodeError: a state whose values do not decode.
                 position -= 1
                 continue
-            return keyframe, offset + len(data) + 1
-        return Keyframe(state={}), 0
+            return keyframe, offset + len(data) + 1, model
+        return Keyframe(state={}), 0, SessionModel()
 
     def events_from(self, t: float) -> Iterator[tuple[int, Event]]:
         """The restoring keyframe, then every event after it (with its line's offset)."""
@@ -57,9 +65,11 @@ class Seeker:
         Packed runs that end before ``t`` are applied whole (``apply_run``
         gives the same state as their events one by one).
         """
-        model = model or SessionModel()
-        keyframe, offset = self.start(t)
-        model.apply(keyframe)
+        keyframe, offset, restored = self._start(t)
+        if model is None:
+            model = restored
+        else:
+            model.apply(keyframe)
         for item in self.recording.items(offset):
             if isinstance(item, LogRun):
                 model.apply_run(item)

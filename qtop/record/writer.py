@@ -239,15 +239,15 @@ class RecordingWriter:
         self.flush()
         t = model.t_last
         state = keyframes.compact_state(model.snapshot(), self._references(model))
-        line = None
-        if self._last_keyframe is not None and self._chain < KEYFRAME_CHAIN:
-            base, previous = self._last_keyframe
-            patch = keyframes.diff(previous, state)
-            line = dumps({"kind": "keyframe", "t": t, "base": base, "patch": patch})
-            if len(line) > self._last_whole_size:
-                line = None
-        if line is None:
-            line = dumps({"kind": "keyframe", "t": t, "state": state})
+        try:
+            line, whole = self._keyframe_line(t, state)
+        except ValueError:
+            # A statistic overflowed to infinity (absurd values): JSON cannot carry it. The
+            # file stays whole without this keyframe; seeks start from the one before.
+            self._events_since_keyframe = 0
+            self._keyframe_t = t
+            return
+        if whole:
             self._chain = 0
             self._last_whole_size = len(line)
         else:
@@ -262,6 +262,16 @@ class RecordingWriter:
         self.index.lines += 1
         if t is not None:
             self.index.keyframes.append((t, offset))
+
+    def _keyframe_line(self, t: float | None, state: dict[str, Any]) -> tuple[bytes, bool]:
+        """The keyframe line (a patch when that is smaller) and whether it is whole."""
+        if self._last_keyframe is not None and self._chain < KEYFRAME_CHAIN:
+            base, previous = self._last_keyframe
+            patch = keyframes.diff(previous, state)
+            line = dumps({"kind": "keyframe", "t": t, "base": base, "patch": patch})
+            if len(line) <= self._last_whole_size:
+                return line, False
+        return dumps({"kind": "keyframe", "t": t, "state": state}), True
 
     def _references(self, model: SessionModel) -> dict[str, Any]:
         references: dict[str, Any] = {}

@@ -470,3 +470,25 @@ def test_host_times_too_far_apart_for_64_bit_steps_are_written_as_numbers(tmp_pa
     packed = next(line for line in lines(path) if line["kind"] == "iterations")
     assert packed["host_t"] == [0.0, 922337203686.0] and "host_dt" not in packed
     assert [e for e in open_recording(path).events()][1:] == [*run, End(t=1.0)]
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(sequences())
+def test_keyframes_of_any_sequence_are_the_model_at_their_place(tmp_path_factory, events):
+    path = tmp_path_factory.mktemp("keyframes") / "r.jsonl"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(writer_module, "KEYFRAME_EVERY_EVENTS", 3)
+        patch.setattr(writer_module, "KEYFRAME_MIN_EVENTS", 3)
+        patch.setattr(writer_module, "KEYFRAME_CHAIN", 2)
+        patch.setattr(writer_module, "KEYFRAME_SHARE", 1.0)
+        write(path, events)
+    model = SessionModel()
+    for event in open_recording(path).events():
+        if isinstance(event, Keyframe):
+            restored = SessionModel()
+            restored.apply(event)
+            assert json.dumps(restored.snapshot()) == json.dumps(model.snapshot())
+        else:
+            model.apply(event)
