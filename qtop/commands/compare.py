@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     analyses = []
     for path in (args.base, args.new):
         recording = open_recording(path)
-        analyses.append(analyze(recording.events(keyframes=False)))
+        analyses.append(analyze(recording.events()))
         for warning in recording.warnings():
             sys.stderr.write(f"qtop compare: warning: {warning}\n")
     comparison = compare_sessions(

@@ -146,11 +146,12 @@ class Recording:
 
     # --- events -----------------------------------------------------------------
 
-    def events(self, offset: int = 0, keyframes: bool = True) -> Iterator[Event]:
+    def events(self, offset: int = 0, keyframes: bool = False) -> Iterator[Event]:
         """Events from a line offset (0: from the header on), to the end of the file.
 
-        ``keyframes=False`` skips keyframe lines without reading them: a reader
-        that folds every event from the start has no use for them.
+        Keyframe lines are skipped unread unless ``keyframes``: they are not events
+        of the session but restore points, and a reader that goes on from where it
+        is has no use for them (``qtop.record.seek`` starts from one).
         """
         unpacker = self.unpacker_at(offset)
         decode = self._decode
@@ -162,7 +163,7 @@ class Recording:
                 yield from found.events()  # type: ignore[union-attr]
 
     def events_with_offsets(
-        self, offset: int = 0, keyframes: bool = True
+        self, offset: int = 0, keyframes: bool = False
     ) -> Iterator[tuple[int, Event]]:
         """Like ``events`` but with the byte offset of each event's line."""
         unpacker = self.unpacker_at(offset)
@@ -314,7 +315,7 @@ class Recording:
         offset: int = 0,
         poll_s: float = 0.1,
         stop_at_end: bool = True,
-        keyframes: bool = True,
+        keyframes: bool = False,
     ) -> AsyncIterator[tuple[int, Event]]:
         """Events of a recording that is still being written, as they arrive.
 

@@ -373,7 +373,7 @@ def test_every_keyframe_is_the_model_at_its_place(tmp_path, frequent_keyframes):
     assert (True, False) in kinds and (False, True) in kinds
     model = SessionModel()
     keyframes = 0
-    for event in open_recording(path).events():
+    for event in open_recording(path).events(keyframes=True):
         if isinstance(event, Keyframe):
             assert json.dumps(event.state) == json.dumps(model.snapshot())
             keyframes += 1
@@ -485,7 +485,7 @@ def test_keyframes_of_any_sequence_are_the_model_at_their_place(tmp_path_factory
         patch.setattr(writer_module, "KEYFRAME_SHARE", 1.0)
         write(path, events)
     model = SessionModel()
-    for event in open_recording(path).events():
+    for event in open_recording(path).events(keyframes=True):
         if isinstance(event, Keyframe):
             restored = SessionModel()
             restored.apply(event)
