@@ -6,12 +6,16 @@ objects (design principle 1), and a recording is these objects as JSON Lines
 runs of them). Each event turns into a plain JSON-ready dict with ``to_dict``
 and back with ``event_from_dict``; the round trip is lossless.
 
-The dataclasses are also the schema: their annotations, with ``Finite`` and
-``Int64`` where a JSON number must be bounded, are compiled by msgspec into
-one decoder per kind (``decoder_for``), so decoding, type checks and range
-checks happen in one pass in C instead of per field in Python. A value of the
-wrong type, a non-finite number or an integer beyond 64 bits is an
-``EventDecodeError`` naming the field.
+The classes are msgspec structs (frozen, keyword-only; ``replace`` makes a
+changed copy) and they are also the schema: their annotations, with ``Finite``
+and ``Int64`` where a JSON number must be bounded, are compiled by msgspec
+into a decoder (``qtop.record.lines`` decodes a recording's lines with one),
+so decoding, type checks and range checks happen in one pass in C instead of
+per field in Python. A value of the wrong type, a non-finite number or an
+integer beyond 64 bits is an ``EventDecodeError`` naming the field.
+
+``IterationRun`` and ``LogRun`` are consecutive events as a recording packs
+them, for readers that fold a whole file without making every event.
 
 Times: ``t`` is the device's monotonic clock in seconds, stamped on the
 device; ``host_t`` is the host's wall clock (Unix seconds) when the event was
@@ -293,7 +297,6 @@ class LogRun:
         return [self.event(k) for k in range(self.n)]
 
 
-_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {}
 _ORDER: dict[type[Event], tuple[str, ...]] = {}
 EventT = TypeVar("EventT", bound=Event)
 
@@ -336,17 +339,6 @@ def _encode_event(event: Event) -> dict[str, Any]:
             continue
         out[name] = _plain(value) if isinstance(value, tuple | dict) else value
     return out
-
-
-def decoder_for(kind: str) -> msgspec.json.Decoder[Any] | None:
-    """The compiled JSON decoder of one kind's line (``None`` for a kind this qtop lacks)."""
-    decoder = _DECODERS.get(kind)
-    if decoder is None:
-        cls = EVENT_TYPES.get(kind)
-        if cls is None:
-            return None
-        decoder = _DECODERS[kind] = msgspec.json.Decoder(cls)
-    return decoder
 
 
 def describe_error(kind: str, exc: Exception) -> str:
