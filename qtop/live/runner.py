@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from qtop.analysis.collect import Collector
 from qtop.errors import QtopError, RunFailed, UsageError
 from qtop.events import End, Header
 from qtop.live.progress import ProgressPrinter
@@ -130,6 +131,9 @@ class LiveRun:
             else:
                 if not self.options.headless:
                     self.say("(the UI is not available in this build; running headless)")
+                # The summary at the end analyses every event, gathered as they pass.
+                session.collector = Collector()
+                session.collector.add(header)
                 await self._headless(session)
             return self._conclude(session)
         finally:
@@ -258,12 +262,13 @@ class LiveRun:
 
     def _conclude(self, session: Session) -> int:
         from qtop.report.render import render
-        from qtop.report.summary import summarize_model
+        from qtop.report.summary import summarize
 
         end = session.model.end
         name = str(self.recording_path) if self.recording_path else self.source.profile.name
         if self.options.headless or self._printer is not None:
-            summary = summarize_model(session.model, name)
+            collected = session.collector.finish() if session.collector is not None else None
+            summary = summarize(session.model, collected, name)
             self.say(render([summary], "text"))
         if session.recording_error is not None:
             self.say(f"warning: {session.recording_error}")

@@ -10,7 +10,6 @@ file, become ``Link`` gap events with their extent in device time.
 
 from __future__ import annotations
 
-import dataclasses
 import statistics
 import time
 from collections import Counter
@@ -34,7 +33,7 @@ from qtop.device.protocol import (
 )
 from qtop.device.refresh import RefreshEstimator
 from qtop.device.sensors import SensorPlan
-from qtop.events import Channels, End, Event, Iteration, Link, Log, PhaseChange, Sample
+from qtop.events import Channels, End, Event, Iteration, Link, Log, PhaseChange, Sample, replace
 from qtop.stats.model import PROBE_STREAM
 
 ERROR_LINES = 10
@@ -353,10 +352,10 @@ class Translator:
         adopted: list[Event] = []
         for event in events:
             if isinstance(event, Log):
-                event = dataclasses.replace(event, seq=self._log_seq, host_t=self.now())
+                event = replace(event, seq=self._log_seq, host_t=self.now())
                 self._log_seq += 1
             elif event.host_t is None:
-                event = dataclasses.replace(event, host_t=self.now())
+                event = replace(event, host_t=self.now())
             if isinstance(event, Iteration):
                 self.counts["iterations"] += 1
                 if event.exit_status != 0:
