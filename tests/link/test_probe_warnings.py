@@ -7,6 +7,7 @@ import json
 from qtop.record.reader import open_recording
 from qtop.stats.model import PROBE_STREAM, SessionModel
 
+from .recording import load
 from .test_cli_live import qtop
 
 
@@ -54,7 +55,7 @@ def test_a_run_without_zones_cooling_or_power_says_so_with_the_fix(tmp_path):
         assert f"warning: [probe] {text}" in lines
         assert f"  warning: {text}" in lines
 
-    events = [json.loads(line) for line in recording.read_text().splitlines()]
+    events = load(recording)
     logged = [e for e in events if e["kind"] == "log" and e["stream"] == PROBE_STREAM]
     assert [(e["level"], e["text"]) for e in logged] == [("warning", t) for t in expected]
 
@@ -92,5 +93,5 @@ def test_a_device_with_what_was_asked_gets_no_probe_warning(tmp_path):
     out, err = process.communicate(timeout=60)
     assert process.returncode == 0, err
     assert "[probe]" not in out
-    events = [json.loads(line) for line in recording.read_text().splitlines()]
+    events = load(recording)
     assert not [e for e in events if e["kind"] == "log" and e["stream"] == PROBE_STREAM]

@@ -28,7 +28,7 @@ from qtop.sim.sysfs import OFFLINE_MC
 from qtop.transport.ssh import SSHTarget, SSHTransport
 
 from . import helpers
-from .recording import check_complete, of_kind, record
+from .recording import check_complete, load, of_kind, record
 
 UNSHARE = shutil.which("unshare") or "unshare"
 # Mount the tree given as $0 over /sys, then run the rest (the glasses' PATH has no mount).
@@ -153,7 +153,7 @@ def test_a_run_under_the_default_root_samples_every_zone_and_null_for_the_dead_o
         board, tmp_path, "run", str(profile), "--local", "--headless", "--record", str(recording)
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    events = [json.loads(line) for line in recording.read_text().splitlines()]
+    events = load(recording)
     check_complete(events, processes=5, faults=0)
     assert events[0]["device"]["sysfs_root"] == "/sys"
     assert not [e for e in of_kind(events, "log") if e["stream"] == "probe"]
