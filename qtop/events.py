@@ -111,6 +111,8 @@ class Iteration(Event):
     exit_status: int = 0
     error: str | None = None
     metrics: dict[str, float] = field(default_factory=dict)
+    # Wall latency only: the spread of the device timer's calibration (half its IQR), seconds.
+    latency_uncertainty_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -59,7 +59,7 @@ class DeviceProfile:
     keepalive_count_max: int = 3
     env: Mapping[str, str] = field(default_factory=dict)
     workdir: str | None = None
-    spool_dir: str = "/tmp/qtop"
+    spool_dir: str = "auto"
     sysfs_root: str = "/"
     thermal_zones: str | tuple[str, ...] = ALL
     cooling_devices: str | tuple[str, ...] = ALL
@@ -431,7 +431,7 @@ def _device(reader: _Reader) -> DeviceProfile:
         keepalive_count_max=reader.get("keepalive_count_max", _positive_int, 3),
         env=reader.get("env", _env, {}),
         workdir=reader.get("workdir", _string),
-        spool_dir=reader.get("spool_dir", _string, "/tmp/qtop"),
+        spool_dir=reader.get("spool_dir", _string, "auto"),
         sysfs_root=reader.get("sysfs_root", _string, "/"),
         thermal_zones=reader.get("thermal_zones", _selection, ALL),
         cooling_devices=reader.get("cooling_devices", _selection, ALL),

@@ -24,7 +24,7 @@ from typing import TypeVar
 
 from qtop import __version__
 from qtop.device import control
-from qtop.device.plan import RunOptions, build_run_plan, new_run_id
+from qtop.device.plan import RunOptions, build_run_plan, new_run_id, spool_error
 from qtop.device.probe import ProbeResult
 from qtop.device.protocol import LineBuffer, ProcessLine
 from qtop.device.sensors import SensorPlan, plan_sensors
@@ -34,6 +34,7 @@ from qtop.live.backoff import Backoff
 from qtop.live.hooks import DeviceAccess, ProcessHook
 from qtop.live.translate import Translator
 from qtop.profiles import Profile
+from qtop.textsafe import plain
 from qtop.transport.base import LinkDown, Stream, Transport
 
 HEADER_TIMEOUT_S = 120.0
@@ -164,9 +165,12 @@ class LiveSource:
         )
         if "sysfs_root" in probe.errors:
             raise UsageError(
-                f"{self.where}: device.sysfs_root: {probe.errors['sysfs_root']}",
+                f"{self.where}: device.sysfs_root: {plain(probe.errors['sysfs_root'])}",
                 "set the variable in the device's environment or use an absolute path",
             )
+        if probe.spool is None:
+            error = spool_error(probe)
+            raise UsageError(f"{self.where}: {error.problem}", error.fix)
         self.probe_result = probe
         self.sensors = plan_sensors(probe, self.profile.device)
         return probe
@@ -189,11 +193,24 @@ class LiveSource:
         return await self._link_call(control.stop(self.transport, run.run_dir))
 
     def _choose_shell(self, probe: ProbeResult) -> str:
+        """bash 5 where there is one, else mksh, else ``sh``: the agent checks the rest.
+
+        bash 5 has ``$EPOCHREALTIME`` and a timed ``read`` and counts in 64
+        bits; mksh (Android) has both, with 32-bit arithmetic the agent allows
+        for; dash has neither and forks a ``sleep`` per tick.
+        """
         wanted = self._agent_shell
         if wanted in (None, "auto"):
             bash = probe.bash_path
-            self._shell_name = f"bash {probe.caps['bash'][2]}" if bash else "sh"
-            return bash or "sh"
+            mksh = probe.caps.get("mksh", ("",))[0]
+            if bash:
+                self._shell_name = f"bash {plain(probe.caps['bash'][2])}"
+                return bash
+            if mksh:
+                self._shell_name = "mksh"
+                return mksh
+            self._shell_name = "sh"
+            return "sh"
         if wanted == "bash":
             if probe.bash_path is None:
                 raise UsageError(f"{self.where}: the agent shell 'bash' (5 or later) is not there")
@@ -271,7 +288,12 @@ class LiveSource:
             "shell": self._shell_name,
             "clock": clock.clock,
             "clock_resolution_s": clock.resolution_us / 1e6,
+            "agent_sleep": clock.sleep,
+            "agent_arithmetic_bits": clock.arithmetic_bits,
+            "sampler_clock": self.translator.clocks["samples"].clock or None,
+            "detached_with": launched.detached_with,
             "timer_overhead_s": self.translator.overhead_s,
+            "timer_overhead_spread_s": self.translator.overhead_spread_s,
             "timer_calibration_s": [d / 1e6 for d in self.translator.calibration_us],
             "run_id": self.state.run_id,
             "run_dir": launched.run_dir,

@@ -1,19 +1,11 @@
+# shellcheck shell=sh
+# shellcheck disable=SC2154 # lib.sh, which sets these variables, is sent before this file
 # qtop device agent: the probe, run once per connection before anything is
 # launched. Usage: probe.sh SYSFS_ROOT SPOOL_DIR [METER_PATH...]
 # Prints tab-separated records: who the device is (id), what its shell and
 # tools can do (cap), and every sensor under the sysfs root. Forks are fine
-# here; nothing in this file runs per tick.
-
-T='	'
-qtop_record() {
-	qtop_kind=$1
-	shift
-	qtop_text=
-	for qtop_field in "$@"; do
-		qtop_text=$qtop_text$T$qtop_field
-	done
-	printf '%s%s\n' "$qtop_kind" "$qtop_text"
-}
+# here; nothing in this file runs per tick. Records and their escaped fields
+# are lib.sh's qtop_record.
 
 qtop_read() {
 	qtop_value=
@@ -62,7 +54,7 @@ if command -v bash >/dev/null 2>&1; then
 	qtop_record cap bash "$(command -v bash)" "$(bash -c 'echo "${BASH_VERSINFO[0]}"' 2>/dev/null)" \
 		"$(bash -c 'echo "$BASH_VERSION"' 2>/dev/null)"
 fi
-for qtop_tool in setsid python3 tail; do
+for qtop_tool in setsid python3 tail mksh; do
 	command -v "$qtop_tool" >/dev/null 2>&1 && qtop_record cap "$qtop_tool" "$(command -v "$qtop_tool")"
 done
 qtop_d=$(date +%s%N 2>/dev/null)
@@ -73,10 +65,10 @@ esac
 tail -s 0.1 -c +1 /dev/null >/dev/null 2>&1 && qtop_record cap tail_sleep 1
 qtop_record cap pagesize "$(getconf PAGESIZE 2>/dev/null || echo 4096)"
 [ -r /proc/uptime ] && qtop_record cap uptime 1
-if mkdir -p "$qtop_spool" 2>/dev/null && [ -w "$qtop_spool" ]; then
-	qtop_record cap spool "$(cd "$qtop_spool" && pwd)"
+if qtop_spool_ready "$qtop_spool"; then
+	qtop_record cap spool "$qtop_spool"
 else
-	qtop_record error spool_dir "cannot create or write $qtop_spool"
+	qtop_record error spool_dir "$qtop_error"
 fi
 
 for qtop_dir in "$qtop_root"/class/thermal/thermal_zone*; do
