@@ -239,30 +239,20 @@ qtop_wait_init() {
 	[ "$qtop_d" -lt 30000 ] || [ "$qtop_d" -ge 1000000 ] || qtop_sleeper='read'
 }
 
-# Sleep $1 microseconds (0 < $1 < 2^31), less when woken or signalled.
+# Sleep $1 microseconds (0 < $1 < 2^31), less when woken or signalled. A
+# forked sleep runs in the foreground (dash then uses vfork, the cheapest
+# fork there is), so a trapped signal is handled once it ends: whoever stops
+# this shell signals it first and then ends its sleep (qtop_end_sampler; a
+# group's SIGTERM reaches the sleep too), and callers look at qtop_stop
+# before they sleep again.
 qtop_sleep_us() {
 	qtop_x=$(($1 % 1000000 + 1000000))
 	if [ "$qtop_sleeper" = read ]; then
 		# shellcheck disable=SC3045 # only where qtop_wait_init found it works
 		read -r -t "$(($1 / 1000000)).${qtop_x#1}" qtop_void
 	else
-		qtop_fork_sleep "$(($1 / 1000000)).${qtop_x#1}"
+		sleep "$(($1 / 1000000)).${qtop_x#1}"
 	fi
-}
-
-# A forked sleep that a trapped signal cuts short: `wait` returns at once on
-# a trapped signal (and dash checks for one that came just before it), then
-# the sleep is ended, being still this shell's child (so its pid cannot have
-# been reused). The check of qtop_stop after the fork covers a signal that
-# came while `sleep &` ran.
-qtop_fork_sleep() {
-	sleep "$1" &
-	if [ -z "$qtop_stop" ] && wait "$!"; then
-		return 0
-	fi
-	kill "$!" 2>/dev/null
-	wait "$!" 2>/dev/null
-	return 0
 }
 
 # Sleep until the time ($1 seconds, $2 microseconds) in slices of at most a

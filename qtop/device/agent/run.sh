@@ -143,6 +143,13 @@ qtop_end_helper() {
 		for qtop_kid in $qtop_kids; do
 			kill -KILL "$qtop_kid" 2>/dev/null
 		done
+		# Dead before their parent is: never a moment with a live orphan.
+		for qtop_kid in $qtop_kids; do
+			qtop_i=0
+			while qtop_alive "$qtop_kid" && [ "$qtop_i" -lt 10000 ]; do
+				qtop_i=$((qtop_i + 1))
+			done
+		done
 	fi
 	kill -KILL "$1" 2>/dev/null
 	wait "$1" 2>/dev/null
@@ -429,21 +436,20 @@ qtop_run_variant() {
 }
 
 # The sampler ends on SIGTERM (its trap) and a byte on its FIFO (bash runs
-# the trap only once `read -t` returns). A dash sampler may have forked its
-# `sleep` just before the signal: that sleep is killed, so the stop is never
-# as late as a sampling interval.
+# the trap only once `read -t` returns). In that order: a sampler that forks
+# `sleep` (dash) handles the signal when its sleep ends, so its sleep is
+# ended next, and once the signal is pending it forks no other; the stop is
+# never as late as a sampling interval.
 qtop_end_sampler() {
 	kill -TERM "$qtop_sampler" 2>/dev/null
 	[ ! -p "$qtop_dir/wake.sampler" ] || printf '\n' 1<>"$qtop_dir/wake.sampler"
 	qtop_i=0
 	while qtop_alive "$qtop_sampler"; do
 		qtop_i=$((qtop_i + 1))
-		if [ "$qtop_i" -gt 2 ]; then
-			qtop_children "$qtop_sampler"
-			for qtop_kid in $qtop_kids; do
-				kill -TERM "$qtop_kid" 2>/dev/null
-			done
-		fi
+		qtop_children "$qtop_sampler"
+		for qtop_kid in $qtop_kids; do
+			kill -TERM "$qtop_kid" 2>/dev/null
+		done
 		if [ "$qtop_i" -gt 200 ]; then
 			kill -KILL "$qtop_sampler" 2>/dev/null
 			break
