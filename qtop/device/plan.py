@@ -38,7 +38,6 @@ MAX_STEP_S = 1000.0
 MAX_SPAN_S = 20 * 86400.0
 # Without a profiler hook the open mode still ends: at most this many processes.
 OPEN_MODE_MAX_PROCESSES = 100000
-_FILE_END = "QTOP_FILE_END"
 # A path that starts with a variable of the device's environment: $NAME or $NAME/rest.
 DEVICE_VARIABLE = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)(/.*)?\Z")
 # Profiler kinds whose path is qnn-net-run's --output_dir (unless it names the .log itself).
@@ -324,11 +323,12 @@ def launch_script(plan: RunPlan) -> str:
         f'qtop_spool_check {quote(spool)} || {{ qtop_record error "$qtop_error"; exit 11; }}',
         'mkdir "$qtop_dir" || { qtop_record error "cannot create $qtop_dir"; exit 11; }',
     ]
+    # No here-documents: mksh keeps them in temporary files under /tmp, which
+    # Android does not have.
     for name, content in plan.files.items():
-        if any(line == _FILE_END for line in content.splitlines()):
-            raise ValueError(f"{name} contains the here-document delimiter {_FILE_END}")
-        if not content.endswith("\n"):
-            content += "\n"
-        parts.append(f"cat >\"$qtop_dir/{name}\" <<'{_FILE_END}'\n{content}{_FILE_END}")
+        parts.append(
+            f'qtop_write {quote(content)} >"$qtop_dir/{name}" || '
+            f'{{ qtop_record error "cannot write $qtop_dir/{name}"; exit 11; }}'
+        )
     parts.append(agent_script("launch.sh"))
     return "\n".join(parts) + "\n"

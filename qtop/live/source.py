@@ -38,6 +38,7 @@ from qtop.textsafe import plain
 from qtop.transport.base import LinkDown, Stream, Transport
 
 HEADER_TIMEOUT_S = 120.0
+SAMPLER_CLOCK_GRACE_S = 5.0
 STOP_RECONNECT_WAIT_S = 30.0
 RATE_WINDOW = 20
 T = TypeVar("T")
@@ -134,6 +135,7 @@ class LiveSource:
         self._stale_tails: list[int] = []
         self._progress = asyncio.Event()
         self._header_ready = asyncio.Event()
+        self._header_grace: asyncio.TimerHandle | None = None
         self._connected = asyncio.Event()
         self._pump_task: asyncio.Task[None] | None = None
         self._detaching = False
@@ -370,6 +372,8 @@ class LiveSource:
         assert self.translator is not None
         self._finished = True
         self._header_ready.set()
+        if self._header_grace is not None:
+            self._header_grace.cancel()
         await self._end_tails()
         if reason == "completed" and self._remove_when_done and self.state.run_dir:
             with contextlib.suppress(LinkDown):
@@ -502,6 +506,7 @@ class LiveSource:
         if followed.name == "samples":
             for event in translator.samples_line(text):
                 self._emit(event)
+            self._check_header_ready()
             return
         if followed.name == "stdout":
             for event in translator.stdout_line(text):
@@ -510,14 +515,31 @@ class LiveSource:
         events, process = translator.events_line(text)
         for event in events:
             self._emit(event)
-        if translator.overhead_s is not None or translator.run_end is not None:
-            self._header_ready.set()
+        self._check_header_ready()
         if translator.run_end is not None and not followed.ended:
             followed.ended = True
             self._files["stdout"].target = translator.run_end.stdout_bytes
             self._files["samples"].target = translator.run_end.samples_bytes
         if process is not None:
             await self._handle_process(process)
+
+    def _check_header_ready(self) -> None:
+        """The header waits for the timer calibration and the sampler's clock line.
+
+        A sampler that has not said which clock it uses within a few seconds of
+        the calibration does not hold the header back any longer.
+        """
+        translator = self.translator
+        assert translator is not None
+        if self._header_ready.is_set():
+            return
+        if translator.overhead_s is not None or translator.run_end is not None:
+            if translator.clocks["samples"].clock:
+                self._header_ready.set()
+            elif self._header_grace is None:
+                self._header_grace = asyncio.get_running_loop().call_later(
+                    SAMPLER_CLOCK_GRACE_S, self._header_ready.set
+                )
 
     async def _handle_process(self, line: ProcessLine) -> None:
         translator = self.translator

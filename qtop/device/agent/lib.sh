@@ -23,12 +23,14 @@ qtop_seq=0
 qtop_stop=
 qtop_sleeper='sleep'
 
-# One line on stdout, one write. mksh's printf is not a builtin (a fork per
-# line); its `print` is.
+# One line on stdout, one write (qtop_write: the text as it is). mksh's
+# printf is not a builtin (a fork per line); its `print` is.
 if [ -n "${KSH_VERSION:-}" ]; then
 	qtop_put() { print -r -- "$1"; }
+	qtop_write() { print -nr -- "$1"; }
 else
 	qtop_put() { printf '%s\n' "$1"; }
+	qtop_write() { printf '%s' "$1"; }
 fi
 
 # $1 escaped into qtop_e. Only builtins; a value without a special character
