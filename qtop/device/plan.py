@@ -327,7 +327,7 @@ def launch_script(plan: RunPlan) -> str:
     # Android does not have.
     for name, content in plan.files.items():
         parts.append(
-            "# shellcheck disable=SC2016 # the file's text, written as it is\n"
+            "# shellcheck disable=SC1003,SC2016 # the file's text, written as it is\n"
             f'qtop_write {quote(content)} >"$qtop_dir/{name}" || '
             f'{{ qtop_record error "cannot write $qtop_dir/{name}"; exit 11; }}'
         )
