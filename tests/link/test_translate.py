@@ -125,3 +125,15 @@ def test_recalibration_moves_the_overhead_and_its_spread():
     # The window keeps the latest 21: 6 old and 15 new.
     assert tr.overhead_s == 0.003 and tr.overhead_spread_s == 0.001
     assert log.text.startswith("timer_overhead_s=0.003000000 +-0.001000000 (recalibrated")
+
+
+def test_a_later_clock_line_moves_the_clock_and_keeps_samples_contiguous():
+    tr = translator()
+    tr.samples_line("K\t0\t1000000\tepoch\t5000000\t1\tread\t64")
+    first = tr.samples_line("S\t1\t1100000\t0\t41000\t")[0]
+    # The wall clock stepped back by an hour; the sampler says where it stands now.
+    tr.samples_line("K\t2\t-3598800000\tepoch\t5200000\t1\tread\t64")
+    second = tr.samples_line("S\t3\t-3598700000\t1\t41000\t")[-1]
+    assert (first.seq, first.t) == (0, 5.1)
+    assert (second.seq, second.t) == (1, 5.3)
+    assert tr.counts["clock_resyncs"] == 1 and "gaps" not in tr.counts
