@@ -29,8 +29,8 @@ AGENT_SCRIPTS = ("lib.sh", "sampler.sh", "run.sh")
 RUN_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_.-]{0,79}\Z")
 CALIBRATIONS = 21
 # During long runs the timer is calibrated again, this often, with this many runs.
-RECALIBRATE_S = 60
-RECALIBRATIONS = 5
+RECALIBRATE_S = 10
+RECALIBRATIONS = 3
 STDERR_LINES = 40
 # The agent's arithmetic may be 32-bit (mksh, Android's sh): microsecond spans stay
 # under 2^31, and long spans are counted in milliseconds.

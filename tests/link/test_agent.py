@@ -256,3 +256,18 @@ def test_a_sampler_with_a_long_interval_still_ends_with_the_run(tree, runs, shel
     assert run.wait(timeout=60) == "completed"
     assert isinstance(run.lines("samples")[-1], SamplerEndLine)
     assert not group_alive(run.pgid)
+
+
+def test_the_timer_is_calibrated_again_during_a_long_run(tree, runs):
+    profile = profile_for(*tree, "{command: 'sleep 0.05', warmup: 0, duration: 2500ms}")
+    options = RunOptions(calibrations=3, recalibrate_s=1, recalibrations=2)
+    run = start(runs, "/bin/bash", profile, options)
+    assert run.wait() == "completed"
+    events = run.lines("events")
+    calibrations = [line for line in events if isinstance(line, CalibrationLine)]
+    assert len(calibrations) >= 2
+    assert len(calibrations[0].durations_us) == 3
+    assert all(len(c.durations_us) == 2 for c in calibrations[1:])
+    # A recalibration never interrupts the numbering of the processes.
+    processes = [line.process for line in events if isinstance(line, ProcessLine)]
+    assert processes == list(range(len(processes)))

@@ -73,11 +73,8 @@ while :; do
 		qtop_due_s=$((qtop_due_s + qtop_due_u / 1000000))
 		qtop_due_u=$((qtop_due_u % 1000000))
 	fi
-	# With a coarse clock (/proc/uptime: 10 ms) the reading is on average
-	# half a step behind.
-	qtop_wait=$((qtop_interval - qtop_late - qtop_res_us / 2))
 	[ -z "$qtop_stop" ] || break
-	[ "$qtop_wait" -le 0 ] || qtop_sleep_us "$qtop_wait"
+	qtop_sleep_us "$((qtop_interval - qtop_late))"
 	qtop_now
 done
 qtop_line Q
