@@ -29,10 +29,6 @@ qtop_put "$$" >"$qtop_dir/pgid"
 qtop_put running >"$qtop_dir/state"
 "$QTOP_SHELL" "$qtop_dir/sampler.sh" "$qtop_dir" </dev/null &
 qtop_sampler=$!
-# A tick is a fraction of a millisecond of work that must start on time: where
-# this user may (root), the sampler runs at a higher priority than the
-# benchmark, so a busy CPU delays it less. It costs the benchmark no more CPU.
-renice -n -10 -p "$qtop_sampler" >/dev/null 2>&1
 # shellcheck source=/dev/null
 . "$qtop_dir/cooldown.sh"
 exec 3>>"$qtop_dir/events"
