@@ -165,15 +165,13 @@ qtop_clock_init() {
 		qtop_clock='date'
 	fi
 	qtop_res_us=1
-	# shellcheck disable=SC2317 # qtop_now is called by the scripts that source this file
-	case $qtop_clock in
-	epoch) qtop_now() { qtop_now_epoch; } ;;
-	date) qtop_now() { qtop_now_date; } ;;
-	*)
-		qtop_now() { qtop_now_uptime; }
-		qtop_res_us=10000
-		;;
-	esac
+	[ "$qtop_clock" != uptime ] || qtop_res_us=10000
+	# The reading function by name: a hot loop calls it as $qtop_now_fn.
+	qtop_now_fn=qtop_now_$qtop_clock
+}
+
+qtop_now() {
+	$qtop_now_fn
 }
 
 # Microseconds from the reading ($1 seconds, $2 fraction) to the last one.
@@ -238,7 +236,14 @@ qtop_wait_init() {
 	read -r -t 0.05 qtop_void 2>/dev/null
 	qtop_now
 	qtop_us_since "$qtop_w_s" "$qtop_w_f"
-	[ "$qtop_d" -lt 30000 ] || [ "$qtop_d" -ge 1000000 ] || qtop_sleeper='read'
+	[ "$qtop_d" -ge 30000 ] && [ "$qtop_d" -lt 1000000 ] || return 0
+	qtop_sleeper='read'
+	# shellcheck disable=SC2317 # called by the scripts that source this file
+	qtop_sleep_us() {
+		qtop_x=$(($1 % 1000000 + 1000000))
+		# shellcheck disable=SC3045 # qtop_wait_init found that it works
+		read -r -t "$(($1 / 1000000)).${qtop_x#1}" qtop_void
+	}
 }
 
 # Sleep $1 microseconds (0 < $1 < 2^31), less when woken or signalled. A
@@ -246,15 +251,10 @@ qtop_wait_init() {
 # fork there is), so a trapped signal is handled once it ends: whoever stops
 # this shell signals it first and then ends its sleep (qtop_end_sampler; a
 # group's SIGTERM reaches the sleep too), and callers look at qtop_stop
-# before they sleep again.
+# before they sleep again. qtop_wait_init replaces it with the timed read.
 qtop_sleep_us() {
 	qtop_x=$(($1 % 1000000 + 1000000))
-	if [ "$qtop_sleeper" = read ]; then
-		# shellcheck disable=SC3045 # only where qtop_wait_init found it works
-		read -r -t "$(($1 / 1000000)).${qtop_x#1}" qtop_void
-	else
-		sleep "$(($1 / 1000000)).${qtop_x#1}"
-	fi
+	sleep "$(($1 / 1000000)).${qtop_x#1}"
 }
 
 # Sleep until the time ($1 seconds, $2 microseconds) in slices of at most a
@@ -268,6 +268,8 @@ qtop_sleep_until() {
 		fi
 		qtop_d=$((($1 - qtop_s) * 1000000 + $2 - (1$qtop_f - 1000000)))
 		[ "$qtop_d" -gt 0 ] || return 0
+		# A timed read may count whole milliseconds (busybox): never ask for less.
+		[ "$qtop_d" -ge 1000 ] || qtop_d=1000
 		qtop_sleep_us "$qtop_d"
 	done
 }

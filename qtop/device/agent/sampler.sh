@@ -26,24 +26,28 @@ qtop_wait_init "$qtop_dir" sampler
 qtop_emit_clock
 qtop_interval=$QTOP_INTERVAL_US
 
-qtop_now
+# The loop is written for the shell's speed: `case` rather than `[`, several
+# arithmetic expansions per `:`, the clock's function called directly.
+$qtop_now_fn
 qtop_due_s=$qtop_s
 qtop_due_u=$((1$qtop_f - 1000000))
 qtop_slot=0
 while :; do
-	[ -z "$qtop_stop" ] || break
+	case $qtop_stop in ?*) break ;; esac
 	qtop_late=$((qtop_s - qtop_due_s))
-	if [ "$qtop_late" -gt 1000 ] || [ "$qtop_late" -lt -1000 ]; then
-		# The clock stepped, or the device slept: start the schedule again
-		# from here and say where this file's clock now stands.
+	case $qtop_late in
+	[0-9][0-9][0-9][0-9]* | -[0-9][0-9][0-9][0-9]*)
+		# The clock stepped, or the device slept, 1000 s or more: start the
+		# schedule again from here and say where this file's clock stands.
 		qtop_due_s=$qtop_s
 		qtop_due_u=$((1$qtop_f - 1000000))
 		qtop_late=0
 		qtop_emit_clock
-	else
-		qtop_late=$((qtop_late * 1000000 + 1$qtop_f - 1000000 - qtop_due_u))
-	fi
-	if [ "$qtop_late" -lt 0 ]; then
+		;;
+	*) qtop_late=$((qtop_late * 1000000 + 1$qtop_f - 1000000 - qtop_due_u)) ;;
+	esac
+	case $qtop_late in
+	-*)
 		if [ "$qtop_late" -ge "-$qtop_res_us" ]; then
 			qtop_late=0
 		elif [ "$qtop_late" -lt "-$qtop_interval" ]; then
@@ -52,29 +56,29 @@ while :; do
 			qtop_late=0
 			qtop_emit_clock
 		else
-			qtop_sleep_us "$((-qtop_late))"
-			qtop_now
+			# Woken early: busybox's timed read counts whole milliseconds, so
+			# the rest is waited as one, never as a run of zero-length reads.
+			qtop_late=$((-qtop_late))
+			[ "$qtop_late" -ge 1000 ] || qtop_late=1000
+			qtop_sleep_us "$qtop_late"
+			$qtop_now_fn
 			continue
 		fi
-	fi
-	if [ "$qtop_late" -ge "$qtop_interval" ]; then
-		qtop_skip=$((qtop_late / qtop_interval))
-		qtop_slot=$((qtop_slot + qtop_skip))
-		qtop_late=$((qtop_late - qtop_skip * qtop_interval))
-		qtop_due_u=$((qtop_due_u + qtop_skip * qtop_interval))
-	fi
+		;;
+	esac
+	qtop_skip=$((qtop_late / qtop_interval))
+	case $qtop_skip in
+	0) ;;
+	*) : $((qtop_slot += qtop_skip)) $((qtop_late -= qtop_skip * qtop_interval)) \
+		$((qtop_due_u += qtop_skip * qtop_interval)) ;;
+	esac
 	l=
 	qtop_tick
 	qtop_put "S$T$qtop_seq$T$now$T$qtop_slot$l"
-	qtop_seq=$((qtop_seq + 1))
-	qtop_slot=$((qtop_slot + 1))
-	qtop_due_u=$((qtop_due_u + qtop_interval))
-	if [ "$qtop_due_u" -ge 1000000 ]; then
-		qtop_due_s=$((qtop_due_s + qtop_due_u / 1000000))
-		qtop_due_u=$((qtop_due_u % 1000000))
-	fi
-	[ -z "$qtop_stop" ] || break
-	qtop_sleep_us "$((qtop_interval - qtop_late))"
-	qtop_now
+	: $((qtop_seq += 1)) $((qtop_slot += 1)) $((qtop_due_u += qtop_interval)) \
+		$((qtop_due_s += qtop_due_u / 1000000)) $((qtop_due_u %= 1000000))
+	case $qtop_stop in ?*) break ;; esac
+	qtop_sleep_us $((qtop_interval - qtop_late))
+	$qtop_now_fn
 done
 qtop_line Q
