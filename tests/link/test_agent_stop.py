@@ -8,6 +8,7 @@ token must have a parent that carries it too (an orphaned sleep would be
 reparented away); at the end none may be left.
 """
 
+import contextlib
 import os
 import random
 import signal
@@ -102,8 +103,10 @@ def trial(shell: str, tmp: Path, rng: random.Random) -> None:
         else:
             if action == "kill-sampler":
                 pid = sampler_pid(run)
-                if pid is not None:
-                    os.kill(pid, signal.SIGKILL)
+                # The run may have ended (and its sampler with it) since.
+                with contextlib.suppress(ProcessLookupError):
+                    if pid is not None:
+                        os.kill(pid, signal.SIGKILL)
             wait_until(lambda: run.state() != "running", "the run ending")
         wait_until(lambda: not group_alive(run.pgid), "the group emptying")
         assert token_processes(token) == {}, action
