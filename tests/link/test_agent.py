@@ -271,3 +271,18 @@ def test_the_timer_is_calibrated_again_during_a_long_run(tree, runs):
     # A recalibration never interrupts the numbering of the processes.
     processes = [line.process for line in events if isinstance(line, ProcessLine)]
     assert processes == list(range(len(processes)))
+
+
+@shells
+def test_a_watchdog_per_iteration_leaves_the_iterations_numbered(tree, runs, shell):
+    profile = profile_for(*tree, "{command: 'true', warmup: 1, iterations: 4, timeout: 5s}")
+    run = start(runs, shell, profile, RunOptions(calibrations=2))
+    assert run.wait() == "completed"
+    processes = [line for line in run.lines("events") if isinstance(line, ProcessLine)]
+    assert [(p.phase, p.index, p.timed_out) for p in processes] == [
+        ("warmup", 0, False),
+        ("measure", 0, False),
+        ("measure", 1, False),
+        ("measure", 2, False),
+        ("measure", 3, False),
+    ]

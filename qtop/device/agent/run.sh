@@ -145,9 +145,9 @@ qtop_end_helper() {
 		done
 		# Dead before their parent is: never a moment with a live orphan.
 		for qtop_kid in $qtop_kids; do
-			qtop_i=0
-			while qtop_alive "$qtop_kid" && [ "$qtop_i" -lt 10000 ]; do
-				qtop_i=$((qtop_i + 1))
+			qtop_spins=0
+			while qtop_alive "$qtop_kid" && [ "$qtop_spins" -lt 10000 ]; do
+				qtop_spins=$((qtop_spins + 1))
 			done
 		done
 	fi
@@ -443,14 +443,14 @@ qtop_run_variant() {
 qtop_end_sampler() {
 	kill -TERM "$qtop_sampler" 2>/dev/null
 	[ ! -p "$qtop_dir/wake.sampler" ] || printf '\n' 1<>"$qtop_dir/wake.sampler"
-	qtop_i=0
+	qtop_tries=0
 	while qtop_alive "$qtop_sampler"; do
-		qtop_i=$((qtop_i + 1))
+		qtop_tries=$((qtop_tries + 1))
 		qtop_children "$qtop_sampler"
 		for qtop_kid in $qtop_kids; do
 			kill -TERM "$qtop_kid" 2>/dev/null
 		done
-		if [ "$qtop_i" -gt 200 ]; then
+		if [ "$qtop_tries" -gt 200 ]; then
 			kill -KILL "$qtop_sampler" 2>/dev/null
 			break
 		fi
