@@ -80,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
     import tempfile
     from dataclasses import replace
+    from pathlib import Path
 
     from qtop.commands.run import open_ui
     from qtop.live.hooks import profiler_hook_for
@@ -89,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     from qtop.profiles import builtin_profile, load_profile
     from qtop.sim import start_sim
     from qtop.sim.config import default_config, lemans_zones
+    from qtop.sim.stale import claim, remove_stale
     from qtop.transport.factory import make_transport
 
     board = BOARDS[args.board]
@@ -126,5 +128,7 @@ def run(args: argparse.Namespace) -> int:
             source = LiveSource(used, transport, source_kind="sim", hook=profiler_hook_for(used))
             return await LiveRun(source, options).run(open_ui)
 
+    remove_stale(Path(tempfile.gettempdir()), "qtop-demo-")
     with tempfile.TemporaryDirectory(prefix="qtop-demo-") as state_dir:
+        claim(Path(state_dir))
         return asyncio.run(main(state_dir))

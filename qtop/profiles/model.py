@@ -222,9 +222,11 @@ class DeviceProfile:
     )
     spool_dir: str = key(
         Text(),
-        "where the device agent keeps its per-run files (must be writable; on Android use "
-        "`/data/local/tmp/qtop`)",
-        default="/tmp/qtop",
+        "where the device agent keeps its per-run files: `auto` is `/data/local/tmp/qtop` "
+        "where `/tmp` is not writable (Android), else `${TMPDIR:-/tmp}/qtop-UID`, made 0700; "
+        "a directory of another user, a symbolic link or one others can write is refused "
+        "(docs/device-protocol.md)",
+        default=AUTO,
         example="/data/local/tmp/qtop",
     )
     sysfs_root: str = key(

@@ -29,6 +29,7 @@ from qtop.sim.ground_truth import GroundTruthLog
 from qtop.sim.model_tree import build_model_tree
 from qtop.sim.npu import NpuArbiter
 from qtop.sim.sensors import SensorLoop, SensorThread, Snapshot
+from qtop.sim.stale import claim, remove_stale
 from qtop.sim.tools import HANDLERS
 from qtop.sim.tools.client import install_tools
 from qtop.sim.tools.service import ToolService
@@ -149,7 +150,9 @@ class SimBoard:
         elif link.is_dir():
             shutil.rmtree(link)
         if os.access(_TMPFS, os.W_OK):
+            remove_stale(Path(_TMPFS), "qtop-sim-")
             self._tmpfs_dir = Path(tempfile.mkdtemp(prefix="qtop-sim-", dir=_TMPFS))
+            claim(self._tmpfs_dir)
             live = self._tmpfs_dir / "sysfs"
             link.symlink_to(live)
             return live

@@ -107,8 +107,13 @@ async def test_a_local_run_streams_header_channels_samples_iterations_and_end(tr
     assert [(i["phase"], i["index"]) for i in iterations] == [
         ("warmup", 0), ("measure", 0), ("measure", 1), ("measure", 2), ("measure", 3)
     ]  # fmt: skip
-    assert all(0.05 <= i["latency_s"] < 0.2 for i in iterations)
-    assert all(i["end"] - i["start"] > i["latency_s"] for i in iterations)
+    # Latency is the stamped wall time less the calibrated timer overhead, and carries
+    # the calibration's spread as its uncertainty.
+    overhead = header["device"]["timer_overhead_s"]
+    for iteration in iterations:
+        wall = iteration["end"] - iteration["start"]
+        assert iteration["latency_s"] == pytest.approx(max(0.0, wall - overhead), abs=1e-9)
+        assert iteration["latency_uncertainty_s"] == header["device"]["timer_overhead_spread_s"]
     stdout = [e["text"] for e in of_kind(events, "log") if e["stream"] == "stdout"]
     assert stdout == ["out"] * 5
     assert [p["phase"] for p in of_kind(events, "phase")] == ["warmup", "measure", "done"]
