@@ -150,9 +150,9 @@ class Translator:
         """The line as a record, or a warning: a malformed line is never acted on."""
         try:
             line = parse_line(text)
-            if isinstance(line, SampleLine) and len(line.values) != len(self.sensors.reads):
+            if isinstance(line, SampleLine) and len(line.values) != self.sensors.field_count:
                 raise ProtocolError(
-                    f"S line with {len(line.values)} values for {len(self.sensors.reads)} reads"
+                    f"S line with {len(line.values)} values for {self.sensors.field_count} fields"
                 )
             return line, []
         except ProtocolError as exc:

@@ -52,6 +52,11 @@ def shell_id(shell: str) -> str:
     return "busybox" if "busybox" in shell else Path(shell).name
 
 
+# What the agent reports running in on the simulated glasses (no bash): their sh, mksh
+# where this machine has it (as Android's /system/bin/sh is).
+GLASSES_SHELL = "mksh" if shutil.which("mksh") else "sh"
+
+
 def make_sysfs(root: Path, nsp_mc: int = 52000) -> Path:
     def write(relative: str, text: str) -> None:
         path = root / relative

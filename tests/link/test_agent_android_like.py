@@ -21,16 +21,20 @@ def device(tmp_path, sh: str) -> AndroidLike:
     return android
 
 
-def profile(env: str = ""):
-    return load_profile_text(
+def profile(agent_env: dict[str, str] | None = None):
+    loaded = load_profile_text(
         "name: android\n"
-        f"device: {{sysfs_root: /sys-fake, sample_interval: 50ms{env}}}\n"
+        "device: {sysfs_root: /sys-fake, sample_interval: 50ms}\n"
         "run: {command: 'sleep 0.02; echo done', warmup: 1, iterations: 5, timeout: 5s}\n"
     )
+    # QTOP_* names are the agent's own, refused in a profile: set here past the schema.
+    return loaded.replace_device(env=agent_env) if agent_env else loaded
 
 
-async def session(android: AndroidLike, tmp_path, env: str = ""):
-    source = LiveSource(profile(env), android.transport(), run_options=RunOptions(calibrations=3))
+async def session(android: AndroidLike, tmp_path, agent_env: dict[str, str] | None = None):
+    source = LiveSource(
+        profile(agent_env), android.transport(), run_options=RunOptions(calibrations=3)
+    )
     try:
         return await record(source, tmp_path / "run.jsonl")
     finally:
@@ -73,7 +77,7 @@ async def test_busybox_ash_without_job_control_says_sigint_is_ignored(tmp_path):
 
 async def test_a_shell_without_epochrealtime_falls_back_to_uptime_and_says_so(tmp_path):
     android = device(tmp_path, "mksh")
-    events = await session(android, tmp_path, ", env: {QTOP_NO_EPOCH: '1'}")
+    events = await session(android, tmp_path, {"QTOP_NO_EPOCH": "1"})
     header = events[0]["device"]
     # busybox's date has no %N: the runner's clock is /proc/uptime too.
     assert (header["clock"], header["clock_resolution_s"]) == ("uptime", 0.01)

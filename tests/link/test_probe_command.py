@@ -111,16 +111,18 @@ async def test_probe_json_on_the_simulated_glasses(tmp_path):
     }
     assert found["device"]["soc"] == "AR1"
     assert found["device"]["model"].startswith("Snapdragon AR1 Gen 1 smart glasses")
-    # Android-like: no bash, no python3, so the agent runs in sh and setsid starts the run.
+    # Android-like: no bash, no python3, so the agent runs in sh (mksh, 32-bit
+    # arithmetic, where installed: Android's own) and setsid starts the run.
+    mksh = shutil.which("mksh")
     assert found["shell"] == {
         "agent": "sh",
-        "sh": os.path.realpath("/bin/sh"),
+        "sh": os.path.realpath(mksh or "/bin/sh"),
         "bash": None,
         "launcher": "setsid",
         "sigint": "ignored",
         "setsid": True,
         "python3": False,
-        "arith_bits": 64,
+        "arith_bits": 32 if mksh else 64,
     }
     assert found["clock"]["runner"] == "date" and found["clock"]["runner_resolution_s"] == 1e-6
     assert found["clock"]["sampler"] == "uptime" and found["clock"]["sampler_resolution_s"] == 0.01
@@ -360,7 +362,7 @@ def test_probe_a_host_by_its_ssh_config_alias_and_a_profile_through_it(tmp_path)
         "transport": "ssh glassboard",
     }
     assert found["sysfs_root"] == "/sys"
-    assert found["spool"]["path"] == "/tmp/qtop"
+    assert found["spool"]["path"] == f"/tmp/qtop-{os.getuid()}"
     assert found["tools"]["qnn-net-run"]["path"] == f"{board.bin_dir}/qnn-net-run"
 
     assert named.returncode == 0, named.stderr
