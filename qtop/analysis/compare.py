@@ -400,7 +400,8 @@ def _one_session_note(
 def evaluate_gate(gate: Gate, comparison: VariantComparison, confidence: float) -> GateResult:
     """Fail when the lower confidence bound of the regression exceeds the threshold."""
     delta = comparison.delta(gate.metric)
-    name = comparison.new_variant or comparison.base_variant
+    base, new = comparison.base_variant, comparison.new_variant
+    name = f"{base} vs {new}" if base and new and base != new else new or base
     if delta is None or delta.change is None:
         why = delta.note if delta is not None and delta.note else "the metric is missing"
         raise UsageError(

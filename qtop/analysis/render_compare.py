@@ -82,9 +82,15 @@ def _details(variant: VariantComparison) -> list[str]:
         f"effective iterations: BASE {_dependence(variant.base_dependence)}; "
         f"NEW {_dependence(variant.new_dependence)}"
     ]
-    methods = sorted({d.interval for d in variant.deltas if d.interval})
-    if methods:
-        lines.append(f"latency intervals: {', '.join(methods)}")
+    methods: dict[str, list[str]] = {}
+    for delta in variant.deltas:
+        if delta.interval:
+            methods.setdefault(delta.interval, []).append(delta.metric)
+    if len(methods) == 1:
+        lines.append(f"latency intervals: {next(iter(methods))}")
+    elif methods:
+        grouped = "; ".join(f"{' '.join(names)}: {how}" for how, names in methods.items())
+        lines.append(f"latency intervals: {grouped}")
     spreads = [f"{d.metric} {d.run_to_run:.2%}" for d in variant.deltas if d.run_to_run is not None]
     if spreads:
         lines.append(f"run-to-run spread (one repetition, relative): {', '.join(spreads)}")

@@ -160,11 +160,14 @@ def metric_interval(
     dof = total**2 * run_dof / from_runs**2 if from_runs > 0 else math.inf
     spread = t_quantile((1 + confidence) / 2, dof) * math.sqrt(total)
     change = math.log(new_value / base_value)
-    shown = "inf" if math.isinf(dof) else f"{dof:.1f}"
+    if from_runs > 0:
+        method = f"between repetitions (t, {dof:.1f} dof)"
+    else:
+        method = "block bootstrap, normal (more than the run-to-run spread)"
     return Interval(
         math.expm1(change - spread),
         math.expm1(change + spread),
-        f"between repetitions (t, {shown} dof)",
+        method,
         math.expm1(math.sqrt(run_variance)),
     )
 

@@ -49,9 +49,7 @@ def test_t_quantiles_match_the_closed_forms_and_the_tables():
     for p in (0.6, 0.9, 0.975, 0.995, 0.1):
         # One degree of freedom is the Cauchy distribution; two have a closed form too.
         assert t_quantile(p, 1) == pytest.approx(math.tan(math.pi * (p - 0.5)), rel=1e-9)
-        assert t_quantile(p, 2) == pytest.approx(
-            (2 * p - 1) / math.sqrt(2 * p * (1 - p)), rel=1e-9
-        )
+        assert t_quantile(p, 2) == pytest.approx((2 * p - 1) / math.sqrt(2 * p * (1 - p)), rel=1e-9)
     # Student's table (two-sided 95% and 99%).
     assert t_quantile(0.975, 4) == pytest.approx(2.776445, abs=1e-6)
     assert t_quantile(0.975, 10) == pytest.approx(2.228139, abs=1e-6)

@@ -136,6 +136,7 @@ def test_two_variants_of_one_recording_compare_like_two_recordings(tmp_path, cap
     assert 0.08 < variant["deltas"][0]["change"] < 0.12
     (gate,) = data["gates"]
     assert gate["failed"] and gate["ci_low"] > 0.05
+    assert gate["variant"] == "w8a8 vs w8a16"
     assert variant["notes"][0].startswith(
         "BASE and NEW are two variants of one session: w8a16 ran after w8a8"
     )
