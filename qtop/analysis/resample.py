@@ -52,20 +52,11 @@ class Dependence:
     lag1: float
 
 
-def mid_ranks(values: Sequence[float]) -> list[float]:
+def mid_ranks(values: Sequence[float], ordered: Sequence[float] | None = None) -> list[float]:
     """The rank of each value (1..n) in its sequence, ties sharing their average rank."""
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        shared = (i + j) / 2 + 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = shared
-        i = j + 1
-    return ranks
+    ordered = sorted(values) if ordered is None else ordered
+    low, high = bisect.bisect_left, bisect.bisect_right
+    return [(low(ordered, v) + high(ordered, v) + 1) / 2 for v in values]
 
 
 class BlockBootstrap:
@@ -81,7 +72,7 @@ class BlockBootstrap:
         unit = self.unit
         self._chunks = [sorted(self.values[i : i + unit]) for i in range(0, n, unit)]
         units = len(self._chunks)
-        ranks = mid_ranks(self.values)
+        ranks = mid_ranks(self.values, self.sorted)
         unit_ranks = [math.fsum(ranks[i : i + unit]) / len(c) for i, c in zip(
             range(0, n, unit), self._chunks, strict=True)]  # fmt: skip
         summary = autocorrelation(unit_ranks)
