@@ -73,8 +73,10 @@ class BlockBootstrap:
         self._chunks = [sorted(self.values[i : i + unit]) for i in range(0, n, unit)]
         units = len(self._chunks)
         ranks = mid_ranks(self.values, self.sorted)
-        unit_ranks = [math.fsum(ranks[i : i + unit]) / len(c) for i, c in zip(
-            range(0, n, unit), self._chunks, strict=True)]  # fmt: skip
+        unit_ranks = [
+            math.fsum(ranks[start : start + unit]) / len(chunk)
+            for start, chunk in zip(range(0, n, unit), self._chunks, strict=True)
+        ]
         summary = autocorrelation(unit_ranks)
         centred = [r - (n + 1) / 2 for r in ranks]
         spread = math.fsum(c * c for c in centred)
@@ -108,7 +110,7 @@ class BlockBootstrap:
         prefix = list(itertools.accumulate(extended, initial=0))
         return [prefix[i + b] - prefix[i] for i in range(len(per_unit))]
 
-    def _counts_at(self, threshold: float) -> list[float]:
+    def counts_at(self, threshold: float) -> list[float]:
         """Per circular block, how many of its iterations are at or below ``threshold``."""
         return self._block_sums([bisect.bisect_right(c, threshold) for c in self._chunks])
 
@@ -140,7 +142,7 @@ class BlockBootstrap:
         chunks = self._chunks
         sizes = self._block_sums([len(c) for c in chunks])
         sums = self._block_sums([math.fsum(c) for c in chunks])
-        centre_counts = [self._counts_at(percentile(self.sorted, q)) for q in quantiles]
+        centre_counts = [self.counts_at(percentile(self.sorted, q)) for q in quantiles]
         rewind = rng.getstate()
         totals: list[float] = []
         mean_draws: list[float] = []
@@ -185,5 +187,5 @@ class _Grid:
         grid_level = self.low + index * self.step
         if counts is None:
             threshold = percentile(self.bootstrap.sorted, grid_level)
-            counts = self._counts[index] = self.bootstrap._counts_at(threshold)
+            counts = self._counts[index] = self.bootstrap.counts_at(threshold)
         return grid_level, counts
