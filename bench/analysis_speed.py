@@ -11,7 +11,6 @@ two exports, and prints each figure.
 from __future__ import annotations
 
 import io
-import json
 import math
 import random
 import statistics
@@ -37,6 +36,7 @@ from qtop.events import (
 from qtop.export.csv import write_samples_csv
 from qtop.export.perfetto import write_perfetto
 from qtop.record.reader import open_recording
+from qtop.record.writer import RecordingWriter
 
 HOUR_S = 3600.0
 TICK_S = 0.1
@@ -115,10 +115,12 @@ def main() -> None:
     print(f"compare (self, 2000 resamples, 2 gates): {compare_s:.3f} s (best of 3)")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "hour.jsonl"
-        path.write_text("".join(json.dumps(e.to_dict()) + "\n" for e in events))
+        with RecordingWriter(path, events[0]) as writer:  # type: ignore[arg-type]
+            for event in events[1:]:
+                writer.write(event)
         size_mb = path.stat().st_size / 1e6
-        end_to_end_s = best_of(1, lambda: analyze(open_recording(path).events()))
-    print(f"read {size_mb:.0f} MB recording + analyze: {end_to_end_s:.3f} s")
+        end_to_end_s = best_of(3, lambda: analyze(open_recording(path).events(keyframes=False)))
+    print(f"read the {size_mb:.1f} MB recording + analyze: {end_to_end_s:.3f} s (best of 3)")
     csv_s = best_of(1, lambda: write_samples_csv(events, io.StringIO()))
     print(f"export csv: {csv_s:.3f} s")
     perfetto_s = best_of(1, lambda: write_perfetto(events, io.StringIO()))

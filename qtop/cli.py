@@ -24,6 +24,7 @@ from qtop.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, QtopError
 COMMANDS: tuple[str, ...] = (
     "demo",
     "run",
+    "probe",
     "replay",
     "report",
     "compare",
@@ -55,7 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
             "percentiles, power and energy, thermal zones, per-op profiler breakdowns. "
             "Every session is recorded and can be replayed, reported, compared and exported."
         ),
-        epilog="Start with 'qtop demo': the whole product against a simulated IQ-9075 board.",
+        epilog=(
+            "Start with 'qtop demo': the whole product against a simulated board (an "
+            "IQ-9075 EVK, or Snapdragon glasses with --board glasses). On a real board, "
+            "start with 'qtop probe PROFILE|HOST'."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"qtop {__version__}")
     parser.add_argument(

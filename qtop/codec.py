@@ -1,7 +1,10 @@
 """Frozen dataclasses to plain JSON dicts and back, driven by their type hints.
 
-One codec for the events of a recording and for the parsed profiler reports
-they carry, so both round-trip exactly and fail the same way on bad input.
+The codec of the parsed profiler reports (``qtop.profiling.model``): a report
+is decoded when the ops pane or ``qtop ops`` needs it, about once per process,
+so reflection is fast enough here. Events, which a reader decodes by the
+million, use the msgspec decoders compiled from their definitions instead
+(``qtop.events``).
 What is left out is chosen per caller: fields equal to their default
 (``omit="default"``, a report of a thousand ops stays small) or only fields
 that are ``None`` (``omit="none"``, so a recording keeps ``exit_status: 0``

@@ -1,10 +1,21 @@
 """The event vocabulary: everything qtop knows about a session is one of these.
 
 A live session and a replayed recording produce the same sequence of these
-objects (design principle 1), and a recording is these objects as JSON Lines.
-Each event turns into a plain JSON-ready dict with ``to_dict`` and back with
-``event_from_dict``; the round trip is lossless. ``docs/recording-format.md``
-describes every field.
+objects (design principle 1), and a recording is these objects as JSON Lines
+(``docs/recording-format.md`` describes every field and how the file packs
+runs of them). Each event turns into a plain JSON-ready dict with ``to_dict``
+and back with ``event_from_dict``; the round trip is lossless.
+
+The classes are msgspec structs (frozen, keyword-only; ``replace`` makes a
+changed copy) and they are also the schema: their annotations, with ``Finite``
+and ``Int64`` where a JSON number must be bounded, are compiled by msgspec
+into a decoder (``qtop.record.lines`` decodes a recording's lines with one),
+so decoding, type checks and range checks happen in one pass in C instead of
+per field in Python. A value of the wrong type, a non-finite number or an
+integer beyond 64 bits is an ``EventDecodeError`` naming the field.
+
+``IterationRun`` and ``LogRun`` are consecutive events as a recording packs
+them, for readers that fold a whole file without making every event.
 
 Times: ``t`` is the device's monotonic clock in seconds, stamped on the
 device; ``host_t`` is the host's wall clock (Unix seconds) when the event was
@@ -14,45 +25,50 @@ received and is never used for latency, rates or energy.
 from __future__ import annotations
 
 import typing
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from qtop.codec import decode_dataclass, encode_dataclass
+import msgspec
 
 RECORDING_FORMAT = "qtop-recording"
-RECORDING_VERSION = 1
+RECORDING_VERSION = 2
 
 Phase = Literal["idle", "cooldown", "baseline", "warmup", "measure", "done"]
 PHASES: tuple[str, ...] = typing.get_args(Phase)
 
+_LARGEST = 1.7976931348623157e308
+# A float that JSON can carry: NaN and the infinities are refused (a reading that
+# is not a number is ``None``, never a NaN).
+Finite = Annotated[float, msgspec.Meta(ge=-_LARGEST, le=_LARGEST)]
+# Counters and sequence numbers: anything wider is a damaged line, not a count.
+Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+
 
 class EventDecodeError(ValueError):
-    """A dict that does not describe a valid event."""
+    """A dict or line that does not describe a valid event."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Event:
+class Event(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag_field="kind"):
     """Fields every event carries."""
 
     kind: ClassVar[str] = ""
-    t: float | None = None
-    host_t: float | None = None
+    t: Finite | None = None
+    host_t: Finite | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The event as JSON types: ``kind`` first, then ``t``; ``None`` fields left out."""
         return _encode_event(self)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Trip:
+class Trip(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One trip point of a thermal zone, in degrees Celsius."""
 
     type: str
-    temp_c: float
-    hyst_c: float | None = None
+    temp_c: Finite
+    hyst_c: Finite | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ChannelInfo:
+class ChannelInfo(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """What one sampled channel is: its id, physical kind, unit and source."""
 
     id: str
@@ -61,94 +77,86 @@ class ChannelInfo:
     label: str = ""
     path: str = ""
     trips: tuple[Trip, ...] = ()
-    max_state: int | None = None
+    max_state: Int64 | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Header(Event):
+class Header(Event, tag="header"):
     """First line of every recording: format, versions, profile and device."""
 
     kind: ClassVar[str] = "header"
     format: str = RECORDING_FORMAT
-    version: int = RECORDING_VERSION
+    version: Int64 = RECORDING_VERSION
     qtop_version: str = ""
     session_id: str = ""
     created: str = ""
     source: str = ""
-    profile: dict[str, Any] = field(default_factory=dict)
-    device: dict[str, Any] = field(default_factory=dict)
+    profile: dict[str, Any] = {}
+    device: dict[str, Any] = {}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Channels(Event):
+class Channels(Event, tag="channels"):
     """The set of sampled channels; later samples refer to these ids."""
 
     kind: ClassVar[str] = "channels"
     channels: tuple[ChannelInfo, ...] = ()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Sample(Event):
+class Sample(Event, tag="sample"):
     """One sampler tick: every channel's value, ``None`` when unavailable."""
 
     kind: ClassVar[str] = "sample"
-    seq: int = 0
-    values: dict[str, float | None] = field(default_factory=dict)
+    seq: Int64 = 0
+    values: dict[str, Finite | None] = {}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Iteration(Event):
+class Iteration(Event, tag="iteration"):
     """One timed execution of the run's command (or one inference of it)."""
 
     kind: ClassVar[str] = "iteration"
-    seq: int = 0
-    index: int = 0
+    seq: Int64 = 0
+    index: Int64 = 0
     phase: str = "measure"
     variant: str = ""
-    start: float = 0.0
-    end: float = 0.0
-    latency_s: float = 0.0
-    exit_status: int = 0
+    start: Finite = 0.0
+    end: Finite = 0.0
+    latency_s: Finite = 0.0
+    exit_status: Int64 = 0
     error: str | None = None
-    metrics: dict[str, float] = field(default_factory=dict)
+    metrics: dict[str, Finite] = {}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PhaseChange(Event):
+class PhaseChange(Event, tag="phase"):
     """The run entered a phase (cooldown, warm-up, measuring, ...)."""
 
     kind: ClassVar[str] = "phase"
     phase: str = "idle"
     variant: str = ""
-    planned_iterations: int | None = None
-    planned_duration_s: float | None = None
+    planned_iterations: Int64 | None = None
+    planned_duration_s: Finite | None = None
     note: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProfileReport(Event):
+class ProfileReport(Event, tag="profile_report"):
     """Parsed profiler output (graph-level and per-op rows), parsed at the edge."""
 
     kind: ClassVar[str] = "profile_report"
     source_kind: str = ""
     path: str = ""
     variant: str = ""
-    report: dict[str, Any] = field(default_factory=dict)
+    report: dict[str, Any] = {}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Log(Event):
+class Log(Event, tag="log"):
     """One line of device output, or a note from qtop or its device agent."""
 
     kind: ClassVar[str] = "log"
-    seq: int = 0
+    seq: Int64 = 0
     stream: str = "stdout"
     level: str = "info"
     text: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Marker(Event):
+class Marker(Event, tag="marker"):
     """A point of interest: a user's note, or one qtop detected."""
 
     kind: ClassVar[str] = "marker"
@@ -157,34 +165,31 @@ class Marker(Event):
     origin: str = "user"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Link(Event):
+class Link(Event, tag="link"):
     """A change of the link to the device, or a gap the device could not fill."""
 
     kind: ClassVar[str] = "link"
     state: str = "connected"
     detail: str = ""
-    attempt: int = 0
-    gap_from: float | None = None
-    gap_to: float | None = None
+    attempt: Int64 = 0
+    gap_from: Finite | None = None
+    gap_to: Finite | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Keyframe(Event):
+class Keyframe(Event, tag="keyframe"):
     """A snapshot of the session model, so a reader can seek without replaying all."""
 
     kind: ClassVar[str] = "keyframe"
-    state: dict[str, Any] = field(default_factory=dict)
+    state: dict[str, Any] = {}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class End(Event):
+class End(Event, tag="end"):
     """Last line of a recording that was closed cleanly."""
 
     kind: ClassVar[str] = "end"
     reason: str = "completed"
     detail: str = ""
-    counts: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, Int64] = {}
 
 
 EVENT_TYPES: dict[str, type[Event]] = {
@@ -205,10 +210,144 @@ EVENT_TYPES: dict[str, type[Event]] = {
 }
 
 
+class IterationRun:
+    """Consecutive iterations as columns, as a recording packs them.
+
+    A reader that folds a whole recording (``report``) takes the columns as
+    they are; ``events()`` gives the same ``Iteration`` objects one by one.
+    """
+
+    __slots__ = ("_hosts", "ends", "error", "index", "latency", "metrics", "n", "phase", "seq",
+                 "starts", "status", "variant")  # fmt: skip
+
+    def __init__(
+        self,
+        *,
+        hosts: list[float | None] | Callable[[], list[float]],
+        seq: int,
+        index: list[int],
+        phase: list[str],
+        variant: list[str],
+        starts: list[float],
+        ends: list[float],
+        latency: list[float],
+        status: list[int],
+        error: list[str | None],
+        metrics: list[dict[str, float]] | list[None],
+    ) -> None:
+        self.n = len(latency)
+        self._hosts, self.seq, self.index, self.phase = hosts, seq, index, phase
+        self.variant, self.starts, self.ends, self.latency = variant, starts, ends, latency
+        self.status, self.error, self.metrics = status, error, metrics
+
+    @property
+    def hosts(self) -> list[float | None]:
+        """Host times (worked out on first use: a fold of a whole file rarely needs them)."""
+        if callable(self._hosts):
+            self._hosts = self._hosts()
+        return self._hosts  # type: ignore[return-value]
+
+    def event(self, k: int) -> Iteration:
+        metrics = self.metrics[k]
+        return Iteration(
+            t=self.ends[k],
+            host_t=self.hosts[k],
+            seq=self.seq + k,
+            index=self.index[k],
+            phase=self.phase[k],
+            variant=self.variant[k],
+            start=self.starts[k],
+            end=self.ends[k],
+            latency_s=self.latency[k],
+            exit_status=self.status[k],
+            error=self.error[k],
+            metrics=metrics if metrics is not None else {},
+        )
+
+    def events(self) -> list[Event]:
+        return [self.event(k) for k in range(self.n)]
+
+
+class LogRun:
+    """Consecutive output lines (stream ``stdout``, level ``info``, no device time)."""
+
+    __slots__ = ("_hosts", "n", "seq", "texts")
+
+    def __init__(
+        self,
+        *,
+        hosts: list[float | None] | Callable[[], list[float]],
+        seq: int,
+        texts: list[str],
+    ) -> None:
+        self.n = len(texts)
+        self._hosts, self.seq, self.texts = hosts, seq, texts
+
+    @property
+    def hosts(self) -> list[float | None]:
+        """Host times (worked out on first use)."""
+        if callable(self._hosts):
+            self._hosts = self._hosts()
+        return self._hosts  # type: ignore[return-value]
+
+    def event(self, k: int) -> Log:
+        return Log(host_t=self.hosts[k], seq=self.seq + k, text=self.texts[k])
+
+    def events(self) -> list[Event]:
+        return [self.event(k) for k in range(self.n)]
+
+
+_ORDER: dict[type[Event], tuple[str, ...]] = {}
+EventT = TypeVar("EventT", bound=Event)
+
+
+def replace(event: EventT, **changes: Any) -> EventT:
+    """A copy of ``event`` with some fields changed (events are frozen)."""
+    return msgspec.structs.replace(event, **changes)
+
+
+def _plain(value: Any) -> Any:
+    """JSON types only: nested records (channels, trips) as dicts without their ``None``
+    fields, tuples as lists, mappings copied."""
+    if isinstance(value, tuple | list):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, msgspec.Struct):
+        out = {}
+        for name in value.__struct_fields__:
+            item = getattr(value, name)
+            if item is not None:
+                out[name] = _plain(item)
+        return out
+    return value
+
+
+def _field_order(cls: type[Event]) -> tuple[str, ...]:
+    order = _ORDER.get(cls)
+    if order is None:
+        rest = tuple(n for n in cls.__struct_fields__ if n not in ("t", "host_t"))
+        order = _ORDER[cls] = ("t", "host_t", *rest)
+    return order
+
+
 def _encode_event(event: Event) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": event.kind}
-    out.update(encode_dataclass(event, omit="none"))
+    for name in _field_order(type(event)):
+        value = getattr(event, name)
+        if value is None:
+            continue
+        out[name] = _plain(value) if isinstance(value, tuple | dict) else value
     return out
+
+
+def describe_error(kind: str, exc: Exception) -> str:
+    """msgspec's ``... - at `$.field``` as ``kind.field: ...``."""
+    message = str(exc)
+    problem, _, where = message.rpartition(" - at `$")
+    if not problem:
+        return f"{kind}: {message}"
+    return f"{kind}{where.rstrip('`')}: {problem}"
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:
@@ -219,8 +358,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise EventDecodeError(f"unknown event kind {kind!r}")
-    body = {key: value for key, value in data.items() if key != "kind"}
     try:
-        return decode_dataclass(cls, body, kind)
-    except ValueError as exc:
-        raise EventDecodeError(str(exc)) from None
+        return msgspec.convert(data, cls)
+    except msgspec.ValidationError as exc:
+        raise EventDecodeError(describe_error(kind, exc)) from None

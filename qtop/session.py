@@ -15,14 +15,11 @@ import contextlib
 from collections.abc import AsyncIterator, Sequence
 from typing import Protocol, runtime_checkable
 
+from qtop.analysis.collect import Collector
 from qtop.events import End, Event, Keyframe
-from qtop.record.writer import RecordingError, RecordingWriter, encode_line
+from qtop.record.writer import RecordingError, RecordingWriter
 from qtop.stats.model import SessionModel
 
-KEYFRAME_MIN_INTERVAL_S = 30.0
-# A keyframe costs its own size; writing one only after this many times its
-# size in events keeps keyframes under a fifth of the file whatever its length.
-KEYFRAME_SPACING_RATIO = 4
 SYNC_INTERVAL_S = 0.25
 
 
@@ -49,15 +46,15 @@ class Session:
         source: Source,
         model: SessionModel | None = None,
         recorder: RecordingWriter | None = None,
+        collector: Collector | None = None,
     ) -> None:
         self.source = source
         self.model = model or SessionModel()
         self.recorder = recorder
+        # What the summary's analysis reads, gathered as the events pass (headless runs).
+        self.collector = collector
         self.recording_error: RecordingError | None = None
         self.recording_paused = False
-        self._last_keyframe_t: float | None = None
-        self._last_keyframe_size = 0
-        self._bytes_at_last_keyframe = 0
 
     async def run(self, observer: Observer | None = None, batch_window_s: float = 0.05) -> None:
         """Consume the source to its end, calling ``observer`` with batches of events.
@@ -96,8 +93,10 @@ class Session:
                     await task
 
     def consume(self, event: Event) -> None:
-        """Apply one event to the model and the recording."""
+        """Apply one event to the model, the collector and the recording."""
         self.model.apply(event)
+        if self.collector is not None and not isinstance(event, Keyframe):
+            self.collector.add(event)
         if self.recorder is None or self.recorder.closed or self.recording_paused:
             return
         if isinstance(event, Keyframe):
@@ -107,39 +106,28 @@ class Session:
                 self.recorder.close(event)
                 return
             self.recorder.write(event)
-            self._maybe_keyframe()
+            if self.recorder.keyframe_due(self.model.t_last):
+                self.recorder.write_keyframe(self.model)
         except RecordingError as exc:
-            # The run on the device matters more than the file: keep the model
-            # going, stop writing, and let the front end say why.
-            self.recording_error = exc
-            with contextlib.suppress(RecordingError, OSError):
-                self.recorder.close()
+            self._recording_failed(exc)
 
-    def _maybe_keyframe(self) -> None:
-        assert self.recorder is not None
-        t = self.model.t_last
-        if t is None:
-            return
-        since = self._last_keyframe_t if self._last_keyframe_t is not None else self.model.t_first
-        if since is None or t - since < KEYFRAME_MIN_INTERVAL_S:
-            return
-        written_since = self.recorder.bytes_written - self._bytes_at_last_keyframe
-        if written_since < KEYFRAME_SPACING_RATIO * self._last_keyframe_size:
-            return
-        keyframe = Keyframe(t=t, state=self.model.snapshot())
-        self._last_keyframe_size = len(encode_line(keyframe))
-        self.recorder.write(keyframe)
-        self._last_keyframe_t = t
-        self._bytes_at_last_keyframe = self.recorder.bytes_written
+    def _recording_failed(self, exc: RecordingError) -> None:
+        # The run on the device matters more than the file: keep the model
+        # going, stop writing, and let the front end say why.
+        self.recording_error = exc
+        if self.recorder is not None:
+            with contextlib.suppress(RecordingError, OSError):
+                self.recorder.abandon()
 
     async def _sync_periodically(self) -> None:
         while True:
             await asyncio.sleep(SYNC_INTERVAL_S)
             if self.recorder is not None and not self.recorder.closed:
                 try:
+                    self.recorder.flush_if_due()
                     self.recorder.sync_if_due()
                 except RecordingError as exc:
-                    self.recording_error = exc
+                    self._recording_failed(exc)
 
     def close_recording(self, end: End) -> None:
         """Finish the recording with ``end`` unless the source already delivered one."""

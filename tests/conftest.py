@@ -9,6 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from adb_support import needs_adb
 from fixtures.sessions import simple_session_events
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -38,3 +39,9 @@ def private_ssh_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
         "qtop.transport.ssh_config.SYSTEM_KNOWN_HOSTS", (str(system / "ssh_known_hosts"),)
     )
     return home
+
+
+@pytest.fixture(params=["ssh", pytest.param("adb", marks=needs_adb)])
+def transport_kind(request: pytest.FixtureRequest) -> str:
+    """A live test that takes this runs over SSH and again over adb (the real adb client)."""
+    return request.param

@@ -80,6 +80,10 @@ class MetricDelta:
     interval: str = ""
     # Run-to-run spread of the figure (relative), when repetitions measured it.
     run_to_run: float | None = None
+    # Which side's figure is there but not valid (too few sensor readings), with why.
+    invalid_base: bool = False
+    invalid_new: bool = False
+    invalid_reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +183,15 @@ def _energy_delta(
     change = new_value / base_value - 1 if base_value > 0 else None
     note = ""
     interval = None
+    flags = [(s.energy.net_valid if net else s.energy.valid) is False for s in (base, new)]
+    reasons = sorted(
+        {
+            f"{label}: {reason}"
+            for label, side, bad in (("BASE", base, flags[0]), ("NEW", new, flags[1]))
+            if bad
+            for reason in side.energy.invalid_reasons
+        }
+    )
     # The idle baseline has no noise model, so net energy gets no interval.
     if not net and base.energy.blocks and new.energy.blocks:
         interval = change_interval(
@@ -188,6 +201,11 @@ def _energy_delta(
         )
     elif not net:
         note = "too few power readings for a confidence interval"
+    if any(flags):
+        sides = " and ".join(
+            label for label, bad in zip(("BASE", "NEW"), flags, strict=True) if bad
+        )
+        note = f"{sides}: figure not valid" + (f"; {note}" if note else "")
     return MetricDelta(
         metric,
         base_value,
@@ -196,6 +214,9 @@ def _energy_delta(
         interval[0] if interval else None,
         interval[1] if interval else None,
         note,
+        invalid_base=flags[0],
+        invalid_new=flags[1],
+        invalid_reason="; ".join(reasons),
     )
 
 
@@ -408,6 +429,19 @@ def evaluate_gate(gate: Gate, comparison: VariantComparison, confidence: float) 
             f"cannot check the gate {gate.metric}={gate.threshold:.1%}"
             f"{f' for variant {name}' if name else ''}: {why}",
             f"drop --max-regression {gate.metric}=... or record both runs with that figure",
+        )
+    if delta.invalid_base or delta.invalid_new:
+        sides = " and ".join(
+            label
+            for label, bad in (("BASE", delta.invalid_base), ("NEW", delta.invalid_new))
+            if bad
+        )
+        raise UsageError(
+            f"cannot check the gate {gate.metric}={gate.threshold:.1%}"
+            f"{f' for variant {name}' if name else ''}: the {gate.metric} figure of {sides} is "
+            f"not valid ({delta.invalid_reason or 'too few power readings'})",
+            "record the runs long enough for the power sensor (docs/analysis.md, 'Validity'), "
+            f"or drop --max-regression {gate.metric}=...",
         )
     low = delta.ci_low
     if low is None:

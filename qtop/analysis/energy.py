@@ -1,231 +1,66 @@
-"""Power and energy: which sensor, how often it really updates, joules per inference.
+"""Energy per inference: gross, net of the idle baseline, and whether it can be trusted.
 
-Power comes from a ``power`` channel (``power_now`` or a meter's
-``power*_input``) or from |I| * V of one supply's current and voltage; the
-direction is never taken from the sign (drivers disagree) but from the battery
-status channel. Energy is the trapezoid integral of power over device time. A
-sensor that refreshes more slowly than qtop samples is integrated over its
-real updates only, so a held value is not mistaken for a flat power curve.
+The power source and its trace (``qtop.analysis.power_trace``) give joules
+over any window: a reading held as a step until the sensor's next update, or
+an on-device counter's difference. Here those joules become the figures of
+one measured span, with the battery's charging state and a validity verdict:
+a figure built on too few real sensor updates is marked invalid, not only
+warned about, because a slow fuel gauge (about one update a second) read over
+a few seconds says little.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from qtop.analysis.numeric import median, trapezoid
+from qtop.analysis.power_source import (
+    COUNTER_KINDS,
+    POWER_KINDS,
+    STEP_KINDS,
+    UNIT_SCALE,
+    PowerSource,
+    refresh_period,
+    select_power_source,
+)
+from qtop.analysis.power_trace import PowerTrace, build_power_trace
 from qtop.analysis.series import ChannelSeries
-from qtop.errors import UsageError
-from qtop.events import ChannelInfo
+
+__all__ = [
+    "COUNTER_KINDS",
+    "MIN_BASELINE_READINGS",
+    "MIN_READINGS",
+    "NO_POWER",
+    "POWER_KINDS",
+    "STATUS_CHARGING",
+    "STEP_KINDS",
+    "UNIT_SCALE",
+    "EnergyAnalysis",
+    "PowerSource",
+    "PowerTrace",
+    "analyze_energy",
+    "build_power_trace",
+    "no_power",
+    "refresh_period",
+    "select_power_source",
+    "status_spans",
+]
 
 STATUS_CHARGING = 1
 STATUS_DISCHARGING = -1
 STATUS_IDLE = 0
-UNIT_SCALE: dict[str, float] = {
-    "W": 1.0,
-    "mW": 1e-3,
-    "uW": 1e-6,
-    "A": 1.0,
-    "mA": 1e-3,
-    "uA": 1e-6,
-    "V": 1.0,
-    "mV": 1e-3,
-    "uV": 1e-6,
-}
-POWER_KINDS = ("power", "current", "voltage", "battery_status")
-GAP_FACTOR = 3.0
-DECIMATE_FACTOR = 1.5
-FEW_READINGS = 10
+# Real sensor updates needed for a figure to be valid. A held reading lags a
+# step in power by up to one refresh period, so N updates bound that error by
+# about 1/N of the step's energy; the idle baseline is flat and needs fewer.
+MIN_READINGS = 20
+MIN_BASELINE_READINGS = 10
 MAX_BLOCKS = 10
 NO_POWER = (
-    "no power telemetry: no battery and no external meter channel; on a board without a "
-    "battery (IQ-9075 EVK) add a power_meter (hwmon power*_input, or curr*_input with "
-    "in*_input) to the device profile"
+    "no power telemetry: no battery, no ODPM energy rails and no external meter channel; on "
+    "a board without a battery (IQ-9075 EVK) add a power_meter (hwmon power*_input, or "
+    "curr*_input with in*_input) to the device profile"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class PowerSource:
-    """The channels power is computed from."""
-
-    group: str
-    method: str
-    channels: tuple[str, ...]
-    status_channel: str | None
-
-    @property
-    def is_meter(self) -> bool:
-        return self.group.startswith("meter/")
-
-    def describe(self) -> str:
-        what = "external meter" if self.is_meter else "supply"
-        how = "power" if self.method == "power" else "|I| x V"
-        return f"{what} {self.group} ({how}: {', '.join(self.channels)})"
-
-
-@dataclass(slots=True)
-class PowerTrace:
-    """Contiguous runs of (time, watts) points; a gap in the data splits runs."""
-
-    source: PowerSource
-    segments: list[tuple[list[float], list[float]]]
-    sample_interval_s: float | None
-    refresh_period_s: float | None
-    decimated: bool
-
-    def points_between(self, t_from: float, t_to: float) -> int:
-        total = 0
-        for times, _ in self.segments:
-            total += bisect.bisect_right(times, t_to) - bisect.bisect_left(times, t_from)
-        return total
-
-    def integrate(self, t_from: float, t_to: float) -> tuple[float, float]:
-        """(joules, seconds covered) of the trace within [t_from, t_to]."""
-        energy = covered = 0.0
-        for times, watts in self.segments:
-            start, end = max(t_from, times[0]), min(t_to, times[-1])
-            if end <= start:
-                continue
-            lo, hi = bisect.bisect_right(times, start), bisect.bisect_left(times, end)
-            clipped_t = [start, *times[lo:hi], end]
-            clipped_w = [_interpolate(times, watts, start), *watts[lo:hi]]
-            clipped_w.append(_interpolate(times, watts, end))
-            energy += trapezoid(clipped_t, clipped_w)
-            covered += end - start
-        return energy, covered
-
-
-def _interpolate(times: Sequence[float], values: Sequence[float], t: float) -> float:
-    k = bisect.bisect_right(times, t) - 1
-    if k < 0:
-        return values[0]
-    if k >= len(times) - 1 or times[k] == t:
-        return values[k]
-    fraction = (t - times[k]) / (times[k + 1] - times[k])
-    return values[k] + (values[k + 1] - values[k]) * fraction
-
-
-def _groups(channels: Mapping[str, ChannelInfo]) -> dict[str, dict[str, ChannelInfo]]:
-    groups: dict[str, dict[str, ChannelInfo]] = {}
-    for channel in channels.values():
-        if channel.kind in POWER_KINDS and "/" in channel.id:
-            group = channel.id.rsplit("/", 1)[0]
-            groups.setdefault(group, {}).setdefault(channel.kind, channel)
-    return groups
-
-
-def select_power_source(
-    channels: Mapping[str, ChannelInfo],
-    series: Mapping[str, ChannelSeries],
-    prefer: str | None = None,
-) -> tuple[PowerSource | None, list[str]]:
-    """The best power source and notes on the ones passed over.
-
-    Order: external meters first (they measure the board, not a fuel gauge),
-    then supplies; within one, a power channel before |I| x V. ``prefer``
-    names a group (``meter/ina226``, ``power/battery``) to use instead.
-    """
-    groups = _groups(channels)
-    if prefer is not None and prefer not in groups:
-        available = ", ".join(sorted(groups)) or "none"
-        raise UsageError(
-            f"power source {prefer!r} is not among the recording's channels",
-            f"use one of: {available}",
-        )
-    order = [prefer] if prefer else sorted(groups, key=lambda g: (not g.startswith("meter/"), g))
-    notes: list[str] = []
-
-    def usable(kind: str, members: dict[str, ChannelInfo]) -> bool:
-        info = members.get(kind)
-        if info is None or info.unit not in UNIT_SCALE:
-            if info is not None:
-                notes.append(f"{info.id}: unit {info.unit!r} is not one qtop converts; ignored")
-            return False
-        return len(series.get(info.id, ())) > 0
-
-    for group in order:
-        members = groups[group]
-        status = members.get("battery_status")
-        status_id = status.id if status else None
-        if usable("power", members):
-            return PowerSource(group, "power", (members["power"].id,), status_id), notes
-        if usable("current", members) and usable("voltage", members):
-            ids = (members["current"].id, members["voltage"].id)
-            return PowerSource(group, "current x voltage", ids, status_id), notes
-        if "current" in members and "voltage" not in members:
-            notes.append(f"{group} reports current but no voltage: power unknown")
-    return None, notes
-
-
-def build_power_trace(
-    source: PowerSource,
-    channels: Mapping[str, ChannelInfo],
-    series: Mapping[str, ChannelSeries],
-) -> PowerTrace:
-    """Watts over device time, split at gaps, on the sensor's real updates."""
-    if source.method == "power":
-        data = series[source.channels[0]]
-        scale = UNIT_SCALE[channels[source.channels[0]].unit]
-        times = list(data.times)
-        watts = [abs(v) * scale for v in data.values]
-    else:
-        current, voltage = (series[c] for c in source.channels)
-        i_scale, v_scale = (UNIT_SCALE[channels[c].unit] for c in source.channels)
-        volts_at = dict(zip(voltage.times, voltage.values, strict=True))
-        times, watts = [], []
-        for t, amps in zip(current.times, current.values, strict=True):
-            volts = volts_at.get(t)
-            if volts is not None:
-                times.append(t)
-                watts.append(abs(amps) * i_scale * abs(volts) * v_scale)
-    raw = ChannelSeries(times, watts)
-    interval = raw.median_interval()
-    segments = _split_at_gaps(times, watts, interval)
-    refresh = _refresh_period(segments)
-    decimate = refresh is not None and interval is not None and refresh > DECIMATE_FACTOR * interval
-    if decimate:
-        segments = [_readings(ts, ws) for ts, ws in segments]
-    return PowerTrace(source, segments, interval, refresh, decimate)
-
-
-def _split_at_gaps(
-    times: list[float], watts: list[float], interval: float | None
-) -> list[tuple[list[float], list[float]]]:
-    if not times:
-        return []
-    if interval is None:
-        return [(times, watts)]
-    limit = GAP_FACTOR * interval
-    segments = []
-    start = 0
-    for i in range(1, len(times)):
-        if times[i] - times[i - 1] > limit:
-            segments.append((times[start:i], watts[start:i]))
-            start = i
-    segments.append((times[start:], watts[start:]))
-    return [segment for segment in segments if len(segment[0]) >= 2]
-
-
-def _refresh_period(segments: Sequence[tuple[list[float], list[float]]]) -> float | None:
-    """Median time between changes of the reading: how often the sensor really updates."""
-    intervals = []
-    for times, watts in segments:
-        last_change: float | None = None
-        for i in range(1, len(times)):
-            if watts[i] != watts[i - 1]:
-                if last_change is not None:
-                    intervals.append(times[i] - last_change)
-                last_change = times[i]
-    return median(intervals) if len(intervals) >= 2 else None
-
-
-def _readings(times: list[float], watts: list[float]) -> tuple[list[float], list[float]]:
-    """First point of every run of equal values, and the segment's last point."""
-    keep = [0] + [i for i in range(1, len(times)) if watts[i] != watts[i - 1]]
-    if keep[-1] != len(times) - 1:
-        keep.append(len(times) - 1)
-    return [times[i] for i in keep], [watts[i] for i in keep]
 
 
 def status_spans(
@@ -254,7 +89,12 @@ def status_spans(
 
 @dataclass(frozen=True, slots=True)
 class EnergyAnalysis:
-    """Power and energy over one measured span; None where not meaningful, with why."""
+    """Power and energy over one measured span; None where not meaningful, with why.
+
+    ``valid`` covers the gross figures (energy, mean power, per inference);
+    ``net_valid`` the figures net of the idle baseline. ``invalid_reasons``
+    says what is wrong with either and how to fix it.
+    """
 
     available: bool
     source: str | None
@@ -272,11 +112,15 @@ class EnergyAnalysis:
     inferences_per_j: float | None
     idle_power_w: float | None
     idle_span_s: float | None
+    idle_readings: int
     net_energy_j: float | None
     net_energy_per_inference_j: float | None
     net_inferences_per_j: float | None
     charging: bool
     charging_spans: tuple[tuple[float, float], ...]
+    valid: bool
+    net_valid: bool
+    invalid_reasons: tuple[str, ...]
     warnings: tuple[str, ...]
     blocks: tuple[tuple[float, int], ...] = field(default=(), metadata={"export": False})
 
@@ -299,11 +143,15 @@ def no_power(span_s: float, inferences: int, note: str = NO_POWER) -> EnergyAnal
         inferences_per_j=None,
         idle_power_w=None,
         idle_span_s=None,
+        idle_readings=0,
         net_energy_j=None,
         net_energy_per_inference_j=None,
         net_inferences_per_j=None,
         charging=False,
         charging_spans=(),
+        valid=False,
+        net_valid=False,
+        invalid_reasons=(),
         warnings=(),
     )
 
@@ -334,6 +182,30 @@ def _blocks(
     return tuple(blocks)
 
 
+def _how(trace: PowerTrace) -> str:
+    if trace.cumulative:
+        return "counter updates"
+    return "held readings"
+
+
+def _period(trace: PowerTrace) -> float | None:
+    """The time one real update stands for (at least the sampling interval)."""
+    values = [v for v in (trace.refresh_period_s, trace.sample_interval_s) if v]
+    return max(values) if values else None
+
+
+def _too_few(
+    what: str, readings: int, needed: int, span: float, trace: PowerTrace, fix: str
+) -> str:
+    period = _period(trace)
+    every = f"the source updates about every {period:.2g} s; " if period else ""
+    longer = f"at least {needed * period:.0f} s" if period else "longer"
+    return (
+        f"only {readings} power readings in the {what} ({span:.1f} s; {every}at least "
+        f"{needed} are needed): {fix} {longer}"
+    )
+
+
 def analyze_energy(
     trace: PowerTrace,
     status: ChannelSeries | None,
@@ -344,31 +216,41 @@ def analyze_energy(
 ) -> EnergyAnalysis:
     """Energy of the span [t_from, t_to] holding the successful inferences (midpoints, sorted)."""
     warnings: list[str] = []
+    invalid: list[str] = []
     span = t_to - t_from
     inferences = len(inference_times)
-    readings = trace.points_between(t_from, t_to)
+    readings = trace.readings(t_from, t_to)
     mean_power, covered = _mean_power(trace, t_from, t_to) if span > 0 else (None, 0.0)
-    if trace.decimated:
+    if not trace.cumulative and trace.refresh_period_s is None and trace.sample_interval_s:
         warnings.append(
-            f"the power sensor updates every {trace.refresh_period_s:.3g} s while qtop samples "
-            f"every {trace.sample_interval_s:.3g} s: integrated over its {readings} real "
-            "updates in the measurement"
+            "the power reading changed too rarely to estimate how often the sensor updates: "
+            "each sample is counted as a reading"
         )
-    if readings < FEW_READINGS:
+    elif (
+        not trace.cumulative
+        and trace.refresh_period_s is not None
+        and trace.sample_interval_s is not None
+        and trace.refresh_period_s > 1.5 * trace.sample_interval_s
+    ):
         warnings.append(
-            f"only {readings} power readings during the measurement: energy figures are rough; "
-            "measure longer"
+            f"the power sensor updates about every {trace.refresh_period_s:.3g} s while qtop "
+            f"samples every {trace.sample_interval_s:.3g} s: each reading is held until the next"
         )
+    if readings < MIN_READINGS:
+        invalid.append(_too_few("measurement", readings, MIN_READINGS, span, trace, "measure for"))
     coverage = covered / span if span > 0 else None
     if coverage is not None and coverage < 0.9:
         warnings.append(
             f"power readings cover {coverage:.0%} of the measurement (gaps): energy is the mean "
             "power of the covered part times the whole span"
         )
-    is_battery = not trace.source.is_meter
-    charging = status_spans(status, t_from, t_to, STATUS_CHARGING)
+    # Rail counters sit after the charger, so only a battery sees the charge current.
+    is_battery = trace.source.is_battery
+    charging = status_spans(status, t_from, t_to, STATUS_CHARGING) if is_battery else []
     baseline_charging = (
-        status_spans(status, baseline[0], baseline[1], STATUS_CHARGING) if baseline else []
+        status_spans(status, baseline[0], baseline[1], STATUS_CHARGING)
+        if baseline and is_battery
+        else []
     )
     if is_battery and status is None:
         warnings.append("no battery status channel: charging cannot be ruled out")
@@ -383,14 +265,30 @@ def analyze_energy(
             "the battery was charging during the measurement: its current includes the charge "
             "current, so energy figures are meaningless and are not shown; unplug and rerun"
         )
+        invalid.append("the battery was charging during the measurement")
         energy = mean_power = None
+    if energy is None and not charging and span > 0:
+        invalid.append("no power readings during the measurement")
     idle_power = idle_span = None
+    idle_readings = 0
     if baseline is not None:
         idle_span = baseline[1] - baseline[0]
+        idle_readings = trace.readings(baseline[0], baseline[1])
         idle_power, _ = _mean_power(trace, baseline[0], baseline[1])
         if baseline_charging:
             warnings.append("the battery was charging during the idle baseline: no net figures")
             idle_power = None
+        elif idle_readings < MIN_BASELINE_READINGS:
+            invalid.append(
+                _too_few(
+                    "idle baseline",
+                    idle_readings,
+                    MIN_BASELINE_READINGS,
+                    idle_span,
+                    trace,
+                    "set run.idle_baseline to",
+                )
+            )
     else:
         warnings.append(
             "no idle baseline before the run (set run.idle_baseline in the profile): no net figures"
@@ -403,6 +301,8 @@ def analyze_energy(
                 "net energy is negative: the idle baseline drew more than the run; the "
                 "baseline was too short or conditions changed"
             )
+    valid = energy is not None and readings >= MIN_READINGS
+    net_valid = valid and net is not None and idle_readings >= MIN_BASELINE_READINGS
     blocks = _blocks(trace, t_from, t_to, inference_times, readings) if energy is not None else ()
     return EnergyAnalysis(
         available=True,
@@ -410,7 +310,7 @@ def analyze_energy(
         note="",
         sample_interval_s=trace.sample_interval_s,
         refresh_period_s=trace.refresh_period_s,
-        integrated_on="sensor updates" if trace.decimated else "every sample",
+        integrated_on=_how(trace),
         readings=readings,
         span_s=span,
         coverage=coverage,
@@ -421,11 +321,15 @@ def analyze_energy(
         inferences_per_j=inferences / energy if energy else None,
         idle_power_w=idle_power,
         idle_span_s=idle_span,
+        idle_readings=idle_readings,
         net_energy_j=net,
         net_energy_per_inference_j=net / inferences if net is not None and inferences else None,
         net_inferences_per_j=inferences / net if net and net > 0 else None,
         charging=bool(charging),
         charging_spans=tuple(charging),
+        valid=valid,
+        net_valid=net_valid,
+        invalid_reasons=tuple(invalid),
         warnings=tuple(warnings),
         blocks=blocks,
     )

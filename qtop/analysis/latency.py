@@ -106,7 +106,7 @@ def find_outliers(latencies_s: Sequence[float], indices: Sequence[int] | None = 
     ``leading_slow`` counts the consecutive high outliers the measurement
     starts with: the runs a longer warm-up would have absorbed.
     """
-    labels = list(indices) if indices is not None else list(range(len(latencies_s)))
+    labels = indices if indices is not None else range(len(latencies_s))
     if len(latencies_s) < 3:
         return Outliers(0, 0, 0, None, None, None, None, 0, ())
     centre = median(latencies_s)

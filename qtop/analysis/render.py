@@ -13,7 +13,10 @@ from typing import Any
 from qtop.analysis.energy import EnergyAnalysis
 from qtop.analysis.session import SessionAnalysis, VariantAnalysis
 from qtop.analysis.thermal import ThermalAnalysis
-from qtop.report.table import fmt, markdown_table, text_table
+from qtop.report.table import MISSING, fmt, markdown_table, text_table
+
+# Appended to a figure that is there but cannot be trusted (too few sensor readings).
+INVALID_MARK = " (invalid)"
 
 SUMMARY_COLUMNS: tuple[str, ...] = (
     "config",
@@ -26,6 +29,8 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "net_energy_per_inference_j",
     "inferences_per_j",
     "mean_power_w",
+    "energy_valid",
+    "net_energy_valid",
     "stability",
     "onset_s",
     "sustained_slowdown",
@@ -55,6 +60,11 @@ def _ms(seconds: float | None, digits: int = 3) -> str:
 
 def _mj(joules: float | None) -> str:
     return fmt(joules * 1e3 if joules is not None else None, 2)
+
+
+def marked(cell: str, valid: bool | None) -> str:
+    """A figure's cell, marked when the figure is there but not valid."""
+    return cell + INVALID_MARK if valid is False and cell != MISSING else cell
 
 
 def _pct(ratio: float | None, signed: bool = False) -> str:
@@ -176,33 +186,45 @@ def thermal_lines(thermal: ThermalAnalysis | None, t_start: float | None) -> lis
     return lines
 
 
+_HOW = {
+    "held readings": "each reading held until the next update (zero-order hold)",
+    "counter updates": "difference of the on-device counter between its updates",
+}
+
+
 def energy_lines(energy: EnergyAnalysis) -> list[str]:
     if not energy.available:
         return [energy.note]
-    refresh = (
-        f"{energy.refresh_period_s:.3g} s" if energy.refresh_period_s is not None else "unknown"
+    updates = (
+        f"updates every {energy.refresh_period_s:.3g} s"
+        if energy.refresh_period_s is not None
+        else "update period unknown"
     )
     interval = f"{energy.sample_interval_s:.3g} s" if energy.sample_interval_s is not None else "—"
+    how = _HOW.get(energy.integrated_on or "", energy.integrated_on or "")
     lines = [
-        f"source: {energy.source}; sensor refresh {refresh}, sampled every {interval}, "
-        f"integrated on {energy.integrated_on} ({energy.readings} readings)"
+        f"source: {energy.source}; {updates}, sampled every {interval}; "
+        f"{how}: {energy.readings} readings in the measurement"
     ]
     if energy.charging:
         spans = ", ".join(f"{a:.1f}..{b:.1f} s" for a, b in energy.charging_spans)
         lines.append(f"CHARGING during the measurement (device time {spans}): no energy figures")
     if energy.energy_j is not None:
+        state = "" if energy.valid else " (NOT VALID)"
         lines.append(
-            f"gross: mean {fmt(energy.mean_power_w, 3)} W over {energy.span_s:.1f} s = "
+            f"gross{state}: mean {fmt(energy.mean_power_w, 3)} W over {energy.span_s:.1f} s = "
             f"{fmt(energy.energy_j, 3)} J; {_mj(energy.energy_per_inference_j)} mJ/inference, "
             f"{fmt(energy.inferences_per_j, 3)} inferences/J"
         )
     if energy.idle_power_w is not None:
+        state = "" if energy.net_valid or energy.net_energy_j is None else " (NOT VALID)"
         lines.append(
-            f"net of idle {fmt(energy.idle_power_w, 3)} W ({fmt(energy.idle_span_s, 1)} s "
-            f"baseline): {fmt(energy.net_energy_j, 3)} J; "
+            f"net of idle{state} {fmt(energy.idle_power_w, 3)} W ({fmt(energy.idle_span_s, 1)} s "
+            f"baseline, {energy.idle_readings} readings): {fmt(energy.net_energy_j, 3)} J; "
             f"{_mj(energy.net_energy_per_inference_j)} mJ/inference, "
             f"{fmt(energy.net_inferences_per_j, 3)} inferences/J"
         )
+    lines += [f"not valid: {reason}" for reason in energy.invalid_reasons]
     lines += [f"warning: {warning}" for warning in energy.warnings]
     return lines
 
@@ -296,6 +318,8 @@ def summary_row(label: str, variant: VariantAnalysis) -> dict[str, Any]:
         "net_energy_per_inference_j": energy.net_energy_per_inference_j,
         "inferences_per_j": energy.inferences_per_j,
         "mean_power_w": energy.mean_power_w,
+        "energy_valid": energy.valid,
+        "net_energy_valid": energy.net_valid,
         "stability": thermal.stability.ratio if thermal and thermal.stability else None,
         "onset_s": thermal.onset_offset_s if thermal else None,
         "sustained_slowdown": thermal.sustained_slowdown if thermal else None,
@@ -316,10 +340,10 @@ def summary_cells(row: dict[str, Any]) -> list[str]:
         _ms(row["p50_s"]),
         _ms(row["p95_s"]),
         _ms(row["p99_s"]),
-        _mj(row["energy_per_inference_j"]),
-        _mj(row["net_energy_per_inference_j"]),
-        fmt(row["inferences_per_j"], 2),
-        fmt(row["mean_power_w"], 3),
+        marked(_mj(row["energy_per_inference_j"]), row["energy_valid"]),
+        marked(_mj(row["net_energy_per_inference_j"]), row["net_energy_valid"]),
+        marked(fmt(row["inferences_per_j"], 2), row["energy_valid"]),
+        marked(fmt(row["mean_power_w"], 3), row["energy_valid"]),
         _pct(row["stability"]),
         fmt(row["onset_s"], 1),
         _pct(row["sustained_slowdown"], True),

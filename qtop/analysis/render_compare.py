@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from qtop.analysis.compare import Comparison, MetricDelta, VariantComparison
+from qtop.analysis.render import marked
 from qtop.analysis.resample import Dependence
 from qtop.report.table import fmt, markdown_table, text_table
 
@@ -36,8 +37,8 @@ def _interval(delta: MetricDelta) -> str:
 
 def _rows(variant: VariantComparison) -> list[list[str]]:
     rows = [
-        [_LABELS[d.metric], _value(d.base), _value(d.new), _change(d.change),
-         _interval(d)]
+        [_LABELS[d.metric], marked(_value(d.base), not d.invalid_base),
+         marked(_value(d.new), not d.invalid_new), _change(d.change), _interval(d)]
         for d in variant.deltas
     ]  # fmt: skip
     base_s, new_s = variant.base_stability, variant.new_stability
@@ -108,6 +109,8 @@ def _details(variant: VariantComparison) -> list[str]:
             continue
         if delta.note:
             lines.append(f"note: {delta.metric}: {delta.note}")
+        if delta.invalid_reason:
+            lines.append(f"not valid: {delta.metric}: {delta.invalid_reason}")
     lines += [f"note: {n}" for n in variant.notes]
     lines += [f"warning: {w}" for w in variant.warnings]
     return lines

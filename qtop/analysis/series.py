@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from qtop.analysis.numeric import median
@@ -46,3 +47,15 @@ class ChannelSeries:
         if len(self.times) < 2:
             return None
         return median([b - a for a, b in itertools.pairwise(self.times)])
+
+
+def value_changes(
+    times: Sequence[float], values: Sequence[float], t_from: float, t_to: float
+) -> list[int]:
+    """Indices of the points in [t_from, t_to] where the value differs from the point before.
+
+    The first point of a run is not a change: its value may date from long before.
+    """
+    lo = max(1, bisect.bisect_left(times, t_from))
+    hi = bisect.bisect_right(times, t_to)
+    return [i for i in range(lo, hi) if values[i] != values[i - 1]]

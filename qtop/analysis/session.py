@@ -8,11 +8,14 @@ the live view cannot disagree. ``SessionAnalysis.to_dict()`` is plain JSON.
 from __future__ import annotations
 
 import itertools
-import math
-from collections.abc import Iterable, Mapping
+import operator
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from qtop.analysis.collect import Collected, IterationTable, collect
+from qtop.analysis.current_sign import CurrentSign, detect_current_sign
 from qtop.analysis.energy import (
     NO_POWER,
     EnergyAnalysis,
@@ -34,19 +37,13 @@ from qtop.analysis.latency import (
     outlier_hints,
 )
 from qtop.analysis.plain import to_plain
-from qtop.analysis.series import ChannelSeries
 from qtop.analysis.thermal import ThermalAnalysis, analyze_thermal
 from qtop.analysis.timeline import TimelineRow, timeline
 from qtop.errors import UsageError
 from qtop.events import (
-    ChannelInfo,
-    Channels,
     Event,
     Header,
-    Iteration,
-    Log,
     PhaseChange,
-    Sample,
 )
 
 DEFAULT_WINDOW_S = 10.0
@@ -56,7 +53,6 @@ DEFAULT_STABILITY_WINDOW_S = 30.0
 DEFAULT_STABILITY_PASS = 0.97
 DEFAULT_MIN_ITERATIONS = 30
 DEFAULT_MIN_DURATION_S = 0.0
-TIMER_OVERHEAD_PREFIX = "timer_overhead_s="
 # Above this share of the median latency the timer's own cost is worth a warning.
 TIMER_OVERHEAD_NOTICE = 0.01
 
@@ -109,6 +105,7 @@ class SessionAnalysis:
     notes: tuple[str, ...]
     parameters: AnalysisParameters
     latency_source: str = "wall"
+    current_sign: CurrentSign | None = None
 
     def variant(self, name: str) -> VariantAnalysis | None:
         return next((v for v in self.variants if v.name == name), None)
@@ -116,74 +113,6 @@ class SessionAnalysis:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types only (NaN and infinities become null)."""
         return to_plain(self)
-
-
-@dataclass(slots=True)
-class _Collected:
-    """The parts of the event stream the analysis reads, gathered in one pass."""
-
-    header: Header | None = None
-    channels: dict[str, ChannelInfo] = field(default_factory=dict)
-    series: dict[str, ChannelSeries] = field(default_factory=dict)
-    iterations: list[Iteration] = field(default_factory=list)
-    phases: list[PhaseChange] = field(default_factory=list)
-    timer_overhead_s: float | None = None
-    t_last: float | None = None
-
-
-def _collect(events: Iterable[Event]) -> _Collected:
-    data = _Collected()
-    series = data.series
-    for event in events:
-        if event.t is not None and (data.t_last is None or event.t > data.t_last):
-            data.t_last = event.t
-        if isinstance(event, Sample):
-            t = event.t
-            if t is None:
-                continue
-            for channel_id, value in event.values.items():
-                if value is None or isinstance(value, bool) or not isinstance(value, int | float):
-                    continue
-                target = series.get(channel_id)
-                if target is None:
-                    target = series[channel_id] = ChannelSeries()
-                target.times.append(t)
-                target.values.append(float(value))
-        elif isinstance(event, Iteration):
-            data.iterations.append(event)
-        elif isinstance(event, PhaseChange):
-            data.phases.append(event)
-        elif isinstance(event, Channels):
-            for channel in event.channels:
-                data.channels[channel.id] = channel
-        elif isinstance(event, Log):
-            overhead = _timer_overhead(event)
-            if overhead is not None:
-                data.timer_overhead_s = overhead
-        elif isinstance(event, Header):
-            data.header = event
-    for target in series.values():
-        if any(b < a for a, b in itertools.pairwise(target.times)):
-            pairs = sorted(zip(target.times, target.values, strict=True))
-            target.times = [t for t, _ in pairs]
-            target.values = [v for _, v in pairs]
-    return data
-
-
-def _timer_overhead(event: Log) -> float | None:
-    if event.stream != "agent" or not event.text.startswith(TIMER_OVERHEAD_PREFIX):
-        return None
-    try:
-        value = float(event.text[len(TIMER_OVERHEAD_PREFIX) :].split()[0])
-    except (ValueError, IndexError):
-        return None
-    return value if math.isfinite(value) and value >= 0 else None
-
-
-def _midpoint(iteration: Iteration) -> float:
-    if iteration.end > iteration.start:
-        return (iteration.start + iteration.end) / 2
-    return iteration.t if iteration.t is not None else iteration.end
 
 
 def _profile_run(header: Header | None) -> Mapping[str, Any]:
@@ -227,8 +156,13 @@ def _check_parameters(
             raise UsageError(f"analysis {name}={value!r} is not usable", fix)
 
 
-def analyze(
-    events: Iterable[Event],
+def analyze(events: Iterable[Event], **parameters: Any) -> SessionAnalysis:
+    """Analyse a session's events (the header may be among them); see ``analyze_collected``."""
+    return analyze_collected(collect(events), **parameters)
+
+
+def analyze_collected(
+    data: Collected,
     *,
     window_s: float = DEFAULT_WINDOW_S,
     hold_s: float = DEFAULT_HOLD_S,
@@ -239,14 +173,13 @@ def analyze(
     min_duration_s: float | None = None,
     power_source: str | None = None,
 ) -> SessionAnalysis:
-    """Analyse a session's events (the header may be among them).
+    """Analyse what a ``Collector`` gathered from a session's events.
 
     ``min_iterations`` and ``min_duration_s`` default to the recorded profile's
     ``run.min_iterations`` / ``run.min_duration_s``, else 30 and 0.
     ``power_source`` picks a channel group such as ``meter/ina226``.
     """
     _check_parameters(window_s, hold_s, theta, stability_window_s, stability_pass)
-    data = _collect(events)
     run = _profile_run(data.header)
     if min_iterations is None:
         recorded = _number(run.get("min_iterations"))
@@ -273,13 +206,16 @@ def analyze(
     notes = list(source_notes)
     if source is None:
         notes.append(NO_POWER)
+    current_sign = detect_current_sign(data.channels, data.series)
+    if current_sign is not None:
+        notes.append(f"battery current sign: {current_sign.describe()}")
     profile_warmup = _number(run.get("warmup"))
     latency_source = str(run.get("latency_source") or "wall")
     # Only a wall-time latency is measured through the device timer.
     timed_overhead = timer_overhead if latency_source == "wall" else None
     variants = [
         _analyze_variant(name, data, parameters, trace, timed_overhead, profile_warmup)
-        for name in dict.fromkeys(it.variant for it in data.iterations)
+        for name in data.iterations.variants
     ]
     header = data.header
     profile_name = header.profile.get("name", "") if header else ""
@@ -293,34 +229,42 @@ def analyze(
         latency_source=latency_source,
         notes=tuple(notes),
         parameters=parameters,
+        current_sign=current_sign,
     )
 
 
 def _analyze_variant(
     name: str,
-    data: _Collected,
+    data: Collected,
     parameters: AnalysisParameters,
     trace: PowerTrace | None,
     timer_overhead: float | None,
     profile_warmup: float | None,
 ) -> VariantAnalysis:
-    own = [it for it in data.iterations if it.variant == name]
-    measured = [it for it in own if it.phase != "warmup"]
-    warmup = [it for it in own if it.phase == "warmup"]
-    ok = sorted((it for it in measured if it.exit_status == 0), key=_midpoint)
-    times = [_midpoint(it) for it in ok]
-    latencies = [it.latency_s for it in ok]
-    t_start = min((it.start for it in measured), default=None)
-    t_end = max((it.end for it in measured), default=None)
+    table = data.iterations
+    picked = _VariantRows(table, table.variant_id(name))
+    ok = picked.ok
+    # Machine numbers, not lists of float objects: an hour holds 800,000 of them.
+    times = picked.midpoints
+    latencies = array("d", map(table.latency.__getitem__, ok))
+    t_start, t_end = picked.t_start, picked.t_end
     span = t_end - t_start if t_start is not None and t_end is not None else 0.0
-    ordered = sorted(ok, key=lambda it: (it.start, it.index))
-    outliers = find_outliers([it.latency_s for it in ordered], [it.index for it in ordered])
+    ordered = picked.in_start_order()
+    # Usually the rows already ran in time order: then the lists above serve again.
+    in_order = ordered is ok
+    ordered_latencies = (
+        latencies if in_order else array("d", map(table.latency.__getitem__, ordered))
+    )
+    outliers = find_outliers(ordered_latencies, array("q", map(table.index.__getitem__, ordered)))
+    warmup_count = len(picked.warmup)
     hints = outlier_hints(
         outliers,
         len(ok),
-        len(warmup) if warmup else (int(profile_warmup) if profile_warmup is not None else None),
+        warmup_count
+        if warmup_count
+        else (int(profile_warmup) if profile_warmup is not None else None),
     )
-    stats = latency_stats(latencies, len(measured) - len(ok), span)
+    stats = latency_stats(latencies, picked.measured_failed, span)
     if timer_overhead and stats.p50_s and timer_overhead > TIMER_OVERHEAD_NOTICE * stats.p50_s:
         hints.append(
             f"the device timer's own overhead ({timer_overhead * 1e3:.3g} ms) is "
@@ -379,12 +323,12 @@ def _analyze_variant(
         name=name,
         measured=stats,
         warmup=latency_stats(
-            [it.latency_s for it in warmup if it.exit_status == 0],
-            sum(1 for it in warmup if it.exit_status != 0),
+            [table.latency[row] for row in picked.warmup if table.ok[row]],
+            sum(1 for row in picked.warmup if not table.ok[row]),
         )
-        if warmup
+        if warmup_count
         else None,
-        metrics=metric_stats([it.metrics for it in ok]),
+        metrics=metric_stats([table.row_metrics(row) for row in ok]),
         validity=check_validity(
             len(ok), span, parameters.min_iterations, parameters.min_duration_s
         ),
@@ -395,5 +339,61 @@ def _analyze_variant(
         hints=tuple(hints),
         t_start=t_start,
         t_end=t_end,
-        latencies_s=tuple(it.latency_s for it in ordered),
+        latencies_s=tuple(ordered_latencies),
     )
+
+
+class _VariantRows:
+    """The rows of one variant: measured ones that succeeded in time order, warm-up ones.
+
+    The selections are map() and compress() over the table's columns, which run in
+    C: an hour of a busy run has 900,000 rows.
+    """
+
+    def __init__(self, table: IterationTable, variant_id: int) -> None:
+        self.table = table
+        rows = len(table)
+        not_warmup = bytes(map(operator.not_, table.warmup))
+        if len(table.variants) == 1:
+            measured, warmup_flags = not_warmup, table.warmup
+        else:
+            mine = bytes(map(operator.eq, table.variant, itertools.repeat(variant_id)))
+            measured = bytes(map(operator.and_, mine, not_warmup))
+            warmup_flags = bytearray(map(operator.and_, mine, table.warmup))
+        ok_flags = bytes(map(operator.and_, measured, table.ok))
+        ok = array("q", itertools.compress(range(rows), ok_flags))
+        self.warmup = array("q", itertools.compress(range(rows), warmup_flags))
+        self.measured_failed = sum(measured) - len(ok)
+        self.t_start = min(itertools.compress(table.start, measured), default=None)
+        self.t_end = max(itertools.compress(table.end, measured), default=None)
+        starts = array("d", itertools.compress(table.start, ok_flags))
+        ends = array("d", itertools.compress(table.end, ok_flags))
+        # Each midpoint as table.midpoint computes it: (start + end) / 2, or the
+        # iteration's time when its span is empty (the table lists those rows).
+        midpoints = array("d", map(operator.truediv, map(operator.add, starts, ends),
+                                   itertools.repeat(2)))  # fmt: skip
+        if table.times:
+            for position, row in enumerate(ok):
+                if row in table.times:
+                    midpoints[position] = table.midpoint(row)
+        if any(map(operator.gt, midpoints, itertools.islice(midpoints, 1, None))):
+            ok = array("q", sorted(ok, key=table.midpoint))
+            midpoints = array("d", map(table.midpoint, ok))
+            starts = array("d", map(table.start.__getitem__, ok))
+        self.ok, self.midpoints, self._starts = ok, midpoints, starts
+
+    def in_start_order(self) -> Sequence[int]:
+        """The successful measured rows by start (then index): the order they ran in."""
+        rows = self.ok
+        starts = self._starts
+        if all(map(operator.lt, starts, itertools.islice(starts, 1, None))):
+            return rows
+        table = self.table
+        start, index = table.start, table.index
+
+        def key(row: int) -> tuple[float, int]:
+            return start[row], index[row]
+
+        if any(key(a) > key(b) for a, b in itertools.pairwise(rows)):
+            return array("q", sorted(rows, key=key))
+        return rows

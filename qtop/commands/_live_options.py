@@ -14,6 +14,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from qtop.metrics.address import ListenAddress
     from qtop.profiles import Profile
 
 # argparse takes '-5s' for an option unless it looks like a negative number: let
@@ -41,6 +42,17 @@ def add_live_options(parser: argparse.ArgumentParser) -> None:
         "--record", metavar="FILE", help="recording path (default: a timestamped file)"
     )
     session.add_argument("--no-record", action="store_true", help="do not write a recording")
+    session.add_argument(
+        "--metrics-listen",
+        metavar="HOST:PORT",
+        help="serve live figures to Prometheus at http://HOST:PORT/metrics (docs/metrics.md); "
+        "needs pip install 'qtop[metrics]'",
+    )
+    session.add_argument(
+        "--metrics-all-interfaces",
+        action="store_true",
+        help="allow --metrics-listen on 0.0.0.0 or [::]: unauthenticated, on every interface",
+    )
     plan = parser.add_argument_group(
         "run plan (overrides the profile; durations: 90, 0.5, 250ms, 30s, 10m, 1h30m)"
     )
@@ -86,6 +98,25 @@ def load_run_profile(args: argparse.Namespace) -> Profile:
         if issue.key not in replaced:
             print_warning(args.command, issue)
     return apply_overrides(profile, args)
+
+
+def metrics_listen(args: argparse.Namespace) -> ListenAddress | None:
+    """The checked --metrics-listen address (None without it), before anything starts."""
+    if args.metrics_listen is None:
+        if args.metrics_all_interfaces:
+            from qtop.errors import UsageError
+
+            raise UsageError(
+                "--metrics-all-interfaces without --metrics-listen",
+                "add --metrics-listen 0.0.0.0:9464, or drop --metrics-all-interfaces",
+            )
+        return None
+    from qtop.metrics.address import parse_listen
+    from qtop.metrics.server import require_client
+
+    address = parse_listen(args.metrics_listen, args.metrics_all_interfaces)
+    require_client()
+    return address
 
 
 def wants_headless(args: argparse.Namespace) -> bool:

@@ -1,11 +1,18 @@
-"""qtop export: a recording as CSV or as a Chrome/Perfetto trace."""
+"""qtop export: a recording as CSV, as a Chrome/Perfetto trace, or one event per line."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TextIO
 
-HELP = "export a recording as CSV or a Perfetto trace"
+if TYPE_CHECKING:
+    from qtop.events import Event
+    from qtop.record.reader import Recording
+
+HELP = "export a recording as CSV, a Perfetto trace or one event per line"
 DESCRIPTION = """\
 Export a recording for other tools.
 
@@ -18,21 +25,27 @@ Export a recording for other tools.
                      track per variant), phases, markers and link gaps, and
                      every sensor as a counter track. Open it at
                      https://ui.perfetto.dev next to a QNN chrometrace.
+  --format jsonl     every event on a line of its own, as format version 1
+                     wrote them: runs of iterations and output lines unpacked,
+                     numbered texts written out, no keyframes or index. For
+                     tools that want one JSON object per event.
 
-The output goes next to the recording (<name>.csv, <name>.iterations.csv or
-<name>.perfetto.json) unless -o says otherwise; -o - writes to stdout.
+The output goes next to the recording (<name>.csv, <name>.iterations.csv,
+<name>.perfetto.json or <name>.events.jsonl) unless -o says otherwise; -o -
+writes to stdout.
 
 examples:
   qtop export run.jsonl --format csv
   qtop export run.jsonl --format csv --table iterations -o - | head
   qtop export run.jsonl --format perfetto -o run.trace.json
+  qtop export run.jsonl --format jsonl -o - | jq -r 'select(.kind=="iteration") | .latency_s'
 """
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="the recording (.jsonl)")
     parser.add_argument(
-        "--format", choices=("csv", "perfetto"), required=True, help="what to write"
+        "--format", choices=("csv", "perfetto", "jsonl"), required=True, help="what to write"
     )
     parser.add_argument(
         "--table",
@@ -52,6 +65,8 @@ def _default_output(source: str, fmt: str, table: str) -> str:
         stem = stem.removesuffix(suffix)
     if fmt == "perfetto":
         name = f"{stem}.perfetto.json"
+    elif fmt == "jsonl":
+        name = f"{stem}.events.jsonl"
     else:
         name = f"{stem}.iterations.csv" if table == "iterations" else f"{stem}.csv"
     return str(path.with_name(name))
@@ -66,18 +81,23 @@ def run(args: argparse.Namespace) -> int:
     from qtop.record.reader import open_recording
 
     recording = open_recording(args.file)
-    events = list(recording.events())
-    for warning in recording.warnings():
-        sys.stderr.write(f"qtop export: warning: {warning}\n")
-    if args.format == "perfetto":
-        writer, what = write_perfetto, "trace events"
-    elif args.table == "iterations":
-        writer, what = write_iterations_csv, "rows"
+    writer: Callable[[Any, TextIO], int]
+    if args.format == "jsonl":
+        # One pass, nothing held: an hour of a busy run is millions of events.
+        events: Iterable[Event] = recording.events(keyframes=False)
+        writer, what = write_event_lines, "events"
     else:
-        writer, what = write_samples_csv, "rows"
+        events = list(recording.events(keyframes=False))
+        if args.format == "perfetto":
+            writer, what = write_perfetto, "trace events"
+        elif args.table == "iterations":
+            writer, what = write_iterations_csv, "rows"
+        else:
+            writer, what = write_samples_csv, "rows"
     target = args.output or _default_output(args.file, args.format, args.table)
     if target == "-":
         writer(events, sys.stdout)
+        _warn(recording)
         return 0
     if Path(target).resolve() == Path(args.file).resolve():
         raise UsageError(
@@ -90,5 +110,20 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{target}: cannot write: {exc.strerror or exc}", "choose a writable path with -o"
         ) from None
+    _warn(recording)
     sys.stderr.write(f"qtop export: wrote {count} {what} to {target}\n")
     return 0
+
+
+def _warn(recording: Recording) -> None:
+    for warning in recording.warnings():
+        sys.stderr.write(f"qtop export: warning: {warning}\n")
+
+
+def write_event_lines(events: Iterable[Event], out: TextIO) -> int:
+    """Each event as one compact JSON line (its ``to_dict``); returns how many."""
+    count = 0
+    for event in events:
+        out.write(json.dumps(event.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n")
+        count += 1
+    return count

@@ -5,14 +5,19 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from qtop.commands._live_options import add_live_options, load_run_profile, wants_headless
+from qtop.commands._live_options import (
+    add_live_options,
+    load_run_profile,
+    metrics_listen,
+    wants_headless,
+)
 
 if TYPE_CHECKING:
     from qtop.session import Session
 
 HELP = "run a profile's benchmark on its device and watch it live"
 DESCRIPTION = """\
-Connect to the device of PROFILE over SSH, run its warm-up and measured
+Connect to the device of PROFILE over SSH (or adb), run its warm-up and measured
 iterations (or a sustained run), and watch latency, power and thermals live.
 PROFILE is a path or a name from 'qtop profiles'. The session is recorded to
 a timestamped file under ./recordings unless --record or --no-record says otherwise.
@@ -25,6 +30,7 @@ examples:
   qtop run iq9075-qwen-netrun
   qtop run profiles/glasses-prismml.yaml --variant w8a16 --headless
   qtop run my-profile --local --headless --iterations 50
+  qtop run glasses-prismml --adb 1a2b3c4d
 """
 
 
@@ -33,6 +39,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     target = parser.add_argument_group("target")
     target.add_argument("--host", help="override the profile's host (name or ssh alias)")
     target.add_argument("--local", action="store_true", help="run on this machine instead")
+    target.add_argument(
+        "--adb",
+        nargs="?",
+        const="",
+        metavar="SERIAL",
+        help="reach the device over adb (the serial, else device.serial, $ANDROID_SERIAL or "
+        "the only device attached)",
+    )
     target.add_argument(
         "--accept-new-host-key",
         action="store_true",
@@ -59,28 +73,29 @@ async def open_ui(session: Session) -> bool:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
+    from qtop.errors import UsageError
     from qtop.live.hooks import profiler_hook_for
     from qtop.live.runner import LiveOptions, LiveRun
     from qtop.live.source import LiveSource
-    from qtop.transport.base import Transport
+    from qtop.transport.factory import make_transport
 
+    if args.adb is not None and args.local:
+        raise UsageError("--local and --adb both say where the run goes", "give one of them")
     profile = load_run_profile(args)
-    transport: Transport
-    if args.local:
-        from qtop.transport.local import LocalTransport
+    if not args.local and profile.device.transport == "ssh":
+        from qtop.sim.reach import check_simulator_up
 
-        transport = LocalTransport()
-    else:
-        from qtop.transport.ssh import SSHTarget, SSHTransport
-
-        target = SSHTarget.from_profile(profile.device, args.host, args.accept_new_host_key)
-        transport = SSHTransport(target)
+        check_simulator_up(profile, args.host)
+    transport = make_transport(
+        profile, host=args.host, local=args.local, accept_new_host_key=args.accept_new_host_key
+    )
     options = LiveOptions(
         profile_ref=args.profile,
         record=args.record,
         no_record=args.no_record,
         headless=wants_headless(args),
         stop_leftover=args.stop_leftover,
+        metrics_listen=metrics_listen(args),
     )
 
     async def main() -> int:

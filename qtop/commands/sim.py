@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-HELP = "run the simulated IQ-9075 board as an SSH server on loopback (foreground)"
+if TYPE_CHECKING:
+    from qtop.sim.adb_front import AdbFront
+
+HELP = "run a simulated board (IQ-9075 EVK or glasses) as an SSH server on loopback"
 DESCRIPTION = """\
-Run the simulated board: an SSH server on 127.0.0.1 only, with its own host key
+Run a simulated board: an SSH server on 127.0.0.1 only, with its own host key
 and a client key written into the state directory, a simulated sysfs tree
 refreshed by a thermal model, and simulated qnn-net-run, qnn-profile-viewer and
 genie-t2t-run. Prints one ssh command line for the plain OpenSSH client and the
 equivalent profile snippet, then runs until Ctrl-C.
+
+--variant evk is an IQ-9075 EVK (upstream zone names, no battery, an INA226
+power meter on its 12 V input); --variant glasses is a pair of Snapdragon
+glasses as an Android kernel shows them (nsphvx-0, shell_front, battery, ...;
+a battery; no bash on the PATH).
 
 profiles/sim-evk.yaml and profiles/sim-glasses.yaml work against the defaults
 (port 2222, state in ~/.local/state/qtop/sim; --variant glasses for the latter).
@@ -18,9 +27,11 @@ profiles/sim-evk.yaml and profiles/sim-glasses.yaml work against the defaults
 examples:
   qtop sim
   qtop sim --variant glasses --time-scale 20
+  qtop sim --variant glasses --adb     # and: adb -H 127.0.0.1 -P 15037 devices
   qtop sim --port 2300 --state-dir /tmp/qtop-sim
 """
 DEFAULT_PORT = 2222
+DEFAULT_ADB_PORT = 15037
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -42,7 +53,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--variant",
         choices=("evk", "glasses"),
         default="evk",
-        help="evk: IQ-9075 EVK, no battery; glasses: with a battery (default evk)",
+        help="evk: IQ-9075 EVK with a power meter; glasses: Android glasses on battery "
+        "(default evk)",
     )
     parser.add_argument(
         "--time-scale",
@@ -60,6 +72,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="multiply every simulated inference's latency by FACTOR, e.g. 1.03 for a 3%% "
         "slowdown to check a compare gate against (default 1)",
     )
+    parser.add_argument(
+        "--adb",
+        action="store_true",
+        help="also serve the board as an adb device, through a simulated adb server on loopback "
+        "(for the real adb client: adb -H 127.0.0.1 -P PORT ...)",
+    )
+    parser.add_argument(
+        "--adb-port",
+        type=int,
+        default=DEFAULT_ADB_PORT,
+        metavar="PORT",
+        help=f"the simulated adb server's port (default {DEFAULT_ADB_PORT}; 0 picks a free one; "
+        "not 5037, which a real adb server would want)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port < 65536:
         raise UsageError(f"--port {args.port} is not a TCP port", "use 1-65535, or 0 for any")
+    if not 0 <= args.adb_port < 65536:
+        raise UsageError(f"--adb-port {args.adb_port} is not a TCP port", "use 1-65535, or 0")
     if not args.time_scale > 0:
         raise UsageError(f"--time-scale must be > 0, got {args.time_scale}", "use e.g. 1 or 20")
     if not 0.1 <= args.latency_scale <= 10:
@@ -100,6 +128,8 @@ async def _serve(args: argparse.Namespace) -> int:
         seed=args.seed,
         config=config,
         host=args.host,
+        adb=args.adb,
+        adb_port=args.adb_port,
     ) as sim:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -117,7 +147,8 @@ async def _serve(args: argparse.Namespace) -> int:
             f"{sim.ssh_command()}\n"
             "\nprofile snippet:\n"
             f"{sim.profile_snippet()}"
-            "\nCtrl-C stops the board and every process started on it.",
+            + (_adb_text(sim.adb) if sim.adb is not None else "")
+            + "\nCtrl-C stops the board and every process started on it.",
             flush=True,
         )
         await stop.wait()
@@ -127,3 +158,14 @@ async def _serve(args: argparse.Namespace) -> int:
             "of one core)\n"
         )
     return 0
+
+
+def _adb_text(front: AdbFront) -> str:
+    import shlex
+
+    return (
+        f"\nover adb: simulated adb server on {front.address}, device {front.serial}\n"
+        f"{shlex.join(front.adb_command('-s', front.serial, 'shell'))}\n"
+        "\nprofile snippet (adb):\n"
+        f"{front.profile_snippet()}"
+    )

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from qtop.device.probe import ProbeResult
-from qtop.device.sensors import COMMAND_RSS, SensorPlan, selected
+from qtop.device.sensors import COMMAND_RSS, ODPM_ENERGY, SensorPlan, selected
 from qtop.errors import UsageError
 from qtop.profiles import Profile
 from qtop.transport.command import assignment, exports, quote
@@ -151,9 +151,25 @@ def _tick_sh(sensors: SensorPlan) -> str:
                 '[ -z "$c" ] || p=$c; v=; '
                 '[ -z "$p" ] || read -r qtop_x v qtop_y <"/proc/$p/statm"; l=$l$T$v'
             )
+        elif read.kind == ODPM_ENERGY:
+            body.append(_odpm_tick(read.path, read.fields))
         else:
             body.append(f"\tv=; read -r v <{quote(read.path)}; l=$l$T$v")
     return "qtop_tick() {\n" + ("\n".join(body) or "\t:") + "\n}\n"
+
+
+def _odpm_tick(path: str, lines: int) -> str:
+    """Read an energy_value file's first lines in one redirection, builtins only.
+
+    The variables are emptied first, so a file that cannot be opened still
+    gives its fields (empty); each rail line keeps only what follows its ``[``
+    (``RAIL], uWs``), which halves what the tick line carries.
+    """
+    names = [f"qtop_r{k}" for k in range(lines)]
+    clear = "".join(f"{name}=; " for name in names)
+    reads = "".join(f" read -r {name};" for name in names)
+    fields = "".join(f"$T${{{name}#*[[]}}" for name in names)
+    return f"\t{clear}{{{reads} }} <{quote(path)}; l=$l{fields}"
 
 
 def _cooldown_sh(profile: Profile, probe: ProbeResult) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from qtop.device import units
 from qtop.errors import RunFailed
 
 _VERSION = re.compile(r"v(\d+\.\d+\.\d+[0-9A-Za-z._]*)")
@@ -36,6 +37,7 @@ class CoolingFound:
     path: str
     type: str
     max_state: str
+    cur_state: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,16 @@ class SupplyFound:
     name: str
     type: str
     files: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OdpmFound:
+    """An on-device power monitor (Android ODPM) with its rails, in ``energy_value`` order."""
+
+    path: str
+    name: str
+    rails: tuple[str, ...]
+    subsystems: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +76,7 @@ class ProbeResult:
     supplies: tuple[SupplyFound, ...] = ()
     policies: tuple[PolicyFound, ...] = ()
     meters: dict[str, str] = field(default_factory=dict)
+    odpm: tuple[OdpmFound, ...] = ()
     errors: dict[str, str] = field(default_factory=dict)
 
     def has(self, cap: str) -> bool:
@@ -80,6 +93,12 @@ class ProbeResult:
         except ValueError:
             return None
         return bash[0] if major >= 5 else None
+
+    @property
+    def arith_bits(self) -> int:
+        """The width of ``sh``'s arithmetic: 64, or 32 for mksh (Android's sh)."""
+        value = self.caps.get("arith", ("64",))[0]
+        return 32 if value == "32" else 64
 
     @property
     def page_size(self) -> int:
@@ -116,6 +135,7 @@ def parse_probe(text: str, host: str = "the device") -> ProbeResult:
     policies: list[PolicyFound] = []
     meters: dict[str, str] = {}
     errors: dict[str, str] = {}
+    odpm: dict[str, tuple[str, list[str], dict[str, str]]] = {}
     root = "/"
     complete = False
     for line in text.splitlines():
@@ -141,7 +161,7 @@ def parse_probe(text: str, host: str = "the device") -> ProbeResult:
                 TripFound(fields[1], fields[2], fields[3], _at(fields, 4))
             )
         elif kind == "cooling" and len(fields) >= 2:
-            cooling.append(CoolingFound(fields[0], fields[1], _at(fields, 2)))
+            cooling.append(CoolingFound(fields[0], fields[1], _at(fields, 2), _at(fields, 3)))
         elif kind == "supply" and len(fields) >= 3:
             files = tuple(f for f in _at(fields, 3).split(",") if f)
             supplies.append(SupplyFound(fields[0], fields[1], fields[2], files))
@@ -149,6 +169,10 @@ def parse_probe(text: str, host: str = "the device") -> ProbeResult:
             policies.append(PolicyFound(fields[0], fields[1], _at(fields, 2)))
         elif kind == "meter" and fields:
             meters[fields[0]] = _at(fields, 1)
+        elif kind == "odpm" and fields:
+            odpm[fields[0]] = (_at(fields, 1), [], {})
+        elif kind in ("odpm_line", "odpm_rail") and len(fields) >= 2 and fields[0] in odpm:
+            _odpm_record(odpm[fields[0]], kind, "\t".join(fields[1:]))
     if not complete:
         raise RunFailed(
             f"{host}: the device probe stopped before its end (the shell or the link failed)",
@@ -168,7 +192,26 @@ def parse_probe(text: str, host: str = "the device") -> ProbeResult:
         policies=tuple(policies),
         meters=meters,
         errors=errors,
+        odpm=tuple(
+            OdpmFound(path, name, tuple(rails), subsystems)
+            for path, (name, rails, subsystems) in odpm.items()
+            if rails
+        ),
     )
+
+
+def _odpm_record(found: tuple[str, list[str], dict[str, str]], kind: str, text: str) -> None:
+    """A line of ``energy_value`` (a rail and its counter) or of ``enabled_rails``."""
+    _, rails, subsystems = found
+    if kind == "odpm_line":
+        parsed = units.odpm_rail(text)
+        if parsed is not None:
+            rails.append(parsed[0])
+        return
+    # enabled_rails: "CH2[VSYS_PWR_RFFE]:Cellular" (Pixel 6 on) or "VSYS_PWR_RFFE:Cellular".
+    rail, colon, subsystem = text.rpartition(":")
+    if colon:
+        subsystems[rail.split("[", 1)[-1].removesuffix("]")] = subsystem.strip()
 
 
 def _at(fields: list[str], index: int) -> str:

@@ -1,7 +1,8 @@
 """Raw sysfs text to numbers in qtop's units, at the edge, before events exist.
 
-sysfs speaks millidegrees, microamps, microvolts, microwatts and kilohertz;
-recordings speak C, A, V, W and MHz (docs/recording-format.md). A value that
+sysfs speaks millidegrees, microamps, microvolts, microwatts, microamp-hours,
+microwatt-seconds and kilohertz; recordings speak C, A, V, W, Ah, J and MHz
+(docs/recording-format.md). A value that
 cannot be read is ``None``, never 0: an empty read (the file is absent, or the
 driver answered EINVAL/EAGAIN/ENODATA) and a thermal sentinel alike.
 """
@@ -94,15 +95,48 @@ def pages_to_mb(raw: str, page_size: int) -> float | None:
 
 
 def directed_current(amps: float | None, status: float | None) -> float | None:
-    """|I| signed by the supply's status: + charging, - discharging.
+    """|I| signed as the kernel ABI says: + into the battery (charging), - out of it.
 
     Drivers disagree about the sign of ``current_now`` (formats.md 5b), so the
-    magnitude is trusted and the direction comes from ``status``.
+    magnitude is trusted and the direction comes from ``status``. Only
+    ``Charging`` means current flows in: a full, idle or unknown battery (or
+    one whose status could not be read) is taken to be supplying the board.
     """
     if amps is None:
         return None
     magnitude = abs(amps)
-    return -magnitude if status == -1 else magnitude
+    return magnitude if status == 1 else -magnitude
+
+
+def odpm_rail(raw: str) -> tuple[str, int] | None:
+    """(rail name, µWs) of one line of an ODPM ``energy_value`` file.
+
+    Pixel-style lines are ``CH3(T=358356)[S2M_VDD_CPUCL2], 761330`` (the
+    sampler strips everything up to the ``[``); older ones ``RAIL_NAME,761330``.
+    """
+    text = raw.strip()
+    if "[" in text:
+        text = text.split("[", 1)[1]
+    name, comma, value = text.rpartition(",")
+    energy = integer(value) if comma else None
+    if energy is None or energy < 0:
+        return None
+    name = name.strip().removesuffix("]")
+    return (name, energy) if name else None
+
+
+def odpm_time(raw: str) -> float | None:
+    """The first line of an ODPM ``energy_value`` (``t=358356``, or bare): ms since boot, in s."""
+    value = integer(raw.strip().removeprefix("t="))
+    return None if value is None or value <= 0 else value / 1000.0
+
+
+def odpm_joules(raw: str, rail: str) -> float | None:
+    """The rail's energy since boot in J, or None when the line is another rail's (reordered)."""
+    parsed = odpm_rail(raw)
+    if parsed is None or parsed[0] != rail:
+        return None
+    return parsed[1] / 1e6
 
 
 def computed_power(amps: float | None, volts: float | None) -> float | None:

@@ -21,6 +21,14 @@ PLAN_OPTIONS: dict[str, PlanOption] = {
     "duration": PlanOption("--duration", "run", "duration_s", clears=("iterations",)),
     "interval": PlanOption("--interval", "device", "sample_interval_s"),
 }
+# --adb [SERIAL]: the device over adb; the SSH keys of the profile no longer apply.
+ADB_TRANSPORT = PlanOption(
+    "--adb",
+    "device",
+    "transport",
+    clears=("host", "port", "user", "identity_file", "known_hosts", "jump_host"),
+)
+ADB_SERIAL = PlanOption("--adb", "device", "serial")
 
 
 def _selected_variants(profile: Profile, wanted: list[str]) -> Profile:
@@ -37,12 +45,17 @@ def _selected_variants(profile: Profile, wanted: list[str]) -> Profile:
 
 def replaced_keys(args: argparse.Namespace) -> set[str]:
     """The profile keys the options given make moot (a warning about them would mislead)."""
-    return {
+    replaced = {
         path
         for dest, option in PLAN_OPTIONS.items()
         if getattr(args, dest, None) is not None
         for path in option.replaces
     }
+    if getattr(args, "adb", None) is not None:
+        replaced.update(ADB_TRANSPORT.replaces)
+        if args.adb:
+            replaced.update(ADB_SERIAL.replaces)
+    return replaced
 
 
 def apply_overrides(
@@ -50,7 +63,7 @@ def apply_overrides(
     args: argparse.Namespace,
     on_warning: Callable[[Issue], None] | None = None,
 ) -> Profile:
-    """The profile as used: --warmup, --iterations, --duration, --interval, --variant."""
+    """The profile as used: --warmup, --iterations, --duration, --interval, --variant, --adb."""
     if getattr(args, "iterations", None) is not None and getattr(args, "duration", None):
         raise UsageError(
             "--iterations and --duration are both given; the run would stop at whichever "
@@ -65,6 +78,11 @@ def apply_overrides(
         for dest, option in PLAN_OPTIONS.items()
         if getattr(args, dest, None) is not None
     ]
+    adb = getattr(args, "adb", None)
+    if adb is not None:
+        given.append((ADB_TRANSPORT, "adb"))
+        if adb:
+            given.append((ADB_SERIAL, adb))
     if on_warning is None:
         command = getattr(args, "command", None) or "run"
 

@@ -20,14 +20,19 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
+from qtop.analysis.collect import Collector
 from qtop.errors import QtopError, RunFailed, UsageError
 from qtop.events import End, Header
 from qtop.live.progress import ProgressPrinter
 from qtop.live.source import LiveSource
 from qtop.record.writer import RecordingWriter
 from qtop.session import Session
+
+if TYPE_CHECKING:
+    from qtop.metrics.address import ListenAddress
+    from qtop.metrics.server import MetricsServer
 
 RECORDINGS_DIR = "recordings"
 _UNSAFE_IN_FILE_NAME = re.compile(r"[^0-9A-Za-z_.+-]+")
@@ -43,6 +48,7 @@ class LiveOptions:
     no_record: bool = False
     headless: bool = True
     stop_leftover: bool = False
+    metrics_listen: ListenAddress | None = None
 
 
 def default_recording_path(profile_name: str, now: float | None = None) -> Path:
@@ -95,6 +101,7 @@ class LiveRun:
         self._printer: ProgressPrinter | None = None
         self._interrupts = 0
         self._tasks: set[asyncio.Task[None]] = set()
+        self.metrics: MetricsServer | None = None
 
     def say(self, text: str) -> None:
         if self._printer is not None:
@@ -105,6 +112,8 @@ class LiveRun:
 
     async def run(self, open_ui: UiOpener | None = None) -> int:
         try:
+            # Listening before anything starts on the device: a port in use leaves no run behind.
+            self._start_metrics()
             await self._clear_leftovers()
             # A recording that cannot be written must stop us before the device run
             # starts, or it would be left running on the board with nothing recording it.
@@ -115,15 +124,35 @@ class LiveRun:
             session = Session(self.source, recorder=recorder)
             session.model.apply(header)
             self.session = session
+            if self.metrics is not None:
+                self.metrics.watch(session.model)
             if not self.options.headless and open_ui is not None and await open_ui(session):
                 session.close_recording(End(reason="interrupted", detail="the UI was closed"))
             else:
                 if not self.options.headless:
                     self.say("(the UI is not available in this build; running headless)")
+                # The summary at the end analyses every event, gathered as they pass.
+                session.collector = Collector()
+                session.collector.add(header)
                 await self._headless(session)
             return self._conclude(session)
         finally:
             await self.source.close()
+            await self._stop_metrics()
+
+    def _start_metrics(self) -> None:
+        if self.options.metrics_listen is not None:
+            from qtop.metrics.server import MetricsServer
+
+            self.metrics = MetricsServer.start(self.options.metrics_listen)
+            self.say(self.metrics.describe())
+
+    async def _stop_metrics(self) -> None:
+        if self.metrics is not None:
+            await self.metrics.close()
+            problem = self.metrics.problem()
+            if problem is not None:
+                self.say(f"warning: {problem}")
 
     async def _clear_leftovers(self) -> None:
         for leftover in await self.source.leftovers():
@@ -233,12 +262,13 @@ class LiveRun:
 
     def _conclude(self, session: Session) -> int:
         from qtop.report.render import render
-        from qtop.report.summary import summarize_model
+        from qtop.report.summary import summarize
 
         end = session.model.end
         name = str(self.recording_path) if self.recording_path else self.source.profile.name
         if self.options.headless or self._printer is not None:
-            summary = summarize_model(session.model, name)
+            collected = session.collector.finish() if session.collector is not None else None
+            summary = summarize(session.model, collected, name)
             self.say(render([summary], "text"))
         if session.recording_error is not None:
             self.say(f"warning: {session.recording_error}")

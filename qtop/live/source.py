@@ -32,6 +32,7 @@ from qtop.errors import RunFailed, UsageError
 from qtop.events import End, Event, Header, Link, Log, Sample
 from qtop.live.backoff import Backoff
 from qtop.live.hooks import DeviceAccess, ProcessHook
+from qtop.live.prepare import prepare_device
 from qtop.live.translate import Translator
 from qtop.profiles import Profile
 from qtop.transport.base import LinkDown, Stream, Transport
@@ -193,6 +194,14 @@ class LiveSource:
         wanted = self._agent_shell
         if wanted in (None, "auto"):
             bash = probe.bash_path
+            if bash is None and probe.arith_bits < 64:
+                raise RunFailed(
+                    f"{self.where}: the device's sh does 32-bit arithmetic (mksh, Android's "
+                    "shell), and there is no bash 5: the agent's microsecond timestamps would "
+                    "overflow it, so qtop does not start a run that would record wrong times",
+                    "put bash 5 or a busybox sh on the PATH of device.env; see "
+                    "docs/assumptions.md, 'Device link'",
+                )
             self._shell_name = f"bash {probe.caps['bash'][2]}" if bash else "sh"
             return bash or "sh"
         if wanted == "bash":
@@ -211,6 +220,9 @@ class LiveSource:
             return self.header
         probe = await self.open()
         assert self.sensors is not None
+        notes = await self._link_call(
+            prepare_device(self.transport, self.profile, probe, self.sensors)
+        )
         shell = self._choose_shell(probe)
         run_id = new_run_id(self.profile.name)
         plan = build_run_plan(
@@ -234,7 +246,9 @@ class LiveSource:
         }
         self._emit(self.translator.channels_event())
         for warning in self.sensors.warnings:
-            self._emit(self.translator.note(warning, "warning"))
+            self._emit(self.translator.probe_warning(warning))
+        for text, level in notes:
+            self._emit(self.translator.note(text, level))
         self._pump_task = asyncio.create_task(self._pump())
         waiter = asyncio.create_task(self._header_ready.wait())
         try:

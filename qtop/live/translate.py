@@ -10,7 +10,6 @@ file, become ``Link`` gap events with their extent in device time.
 
 from __future__ import annotations
 
-import dataclasses
 import statistics
 import time
 from collections import Counter
@@ -34,7 +33,8 @@ from qtop.device.protocol import (
 )
 from qtop.device.refresh import RefreshEstimator
 from qtop.device.sensors import SensorPlan
-from qtop.events import Channels, End, Event, Iteration, Link, Log, PhaseChange, Sample
+from qtop.events import Channels, End, Event, Iteration, Link, Log, PhaseChange, Sample, replace
+from qtop.stats.model import PROBE_STREAM
 
 ERROR_LINES = 10
 ERROR_CHARS = 2000
@@ -130,6 +130,10 @@ class Translator:
     def note(self, text: str, level: str = "info", t: float | None = None) -> Log:
         """A host-side note in the stream (stream ``qtop``)."""
         return self._log("qtop", level, text, t)
+
+    def probe_warning(self, text: str) -> Log:
+        """What the device probe found missing, before the run (stream ``probe``)."""
+        return self._log(PROBE_STREAM, "warning", text)
 
     def channels_event(self) -> Channels:
         return Channels(host_t=self.now(), channels=self.sensors.channels)
@@ -348,10 +352,10 @@ class Translator:
         adopted: list[Event] = []
         for event in events:
             if isinstance(event, Log):
-                event = dataclasses.replace(event, seq=self._log_seq, host_t=self.now())
+                event = replace(event, seq=self._log_seq, host_t=self.now())
                 self._log_seq += 1
             elif event.host_t is None:
-                event = dataclasses.replace(event, host_t=self.now())
+                event = replace(event, host_t=self.now())
             if isinstance(event, Iteration):
                 self.counts["iterations"] += 1
                 if event.exit_status != 0:

@@ -35,6 +35,7 @@ from qtop.profiles.model import (
     MeterChannel,
     Profile,
     ProfilerOutput,
+    PushItem,
     RunProfile,
     Variant,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "Profile",
     "ProfileError",
     "ProfilerOutput",
+    "PushItem",
     "Resolved",
     "RunProfile",
     "Variant",

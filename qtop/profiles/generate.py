@@ -23,6 +23,7 @@ from qtop.profiles.model import (
     MeterChannel,
     Profile,
     ProfilerOutput,
+    PushItem,
     RunProfile,
     Variant,
 )
@@ -41,6 +42,7 @@ DOC_TABLES: dict[str, type] = {
     "run.cooldown": Cooldown,
     "run.profiler": ProfilerOutput,
     "run.variants": Variant,
+    "run.push": PushItem,
 }
 _GENERATED = "generated from qtop/profiles/model.py by python -m qtop.profiles.generate"
 

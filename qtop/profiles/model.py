@@ -30,6 +30,7 @@ ALL = "all"
 NONE = "none"
 AUTO = "auto"
 
+TRANSPORTS = ("ssh", "adb")
 LATENCY_SOURCES = ("wall", "execute_stats", "genie")
 PROFILER_KINDS = ("qnn_log", "genie_profile", "optrace", "file")
 METER_UNITS = {
@@ -51,6 +52,9 @@ _SAFE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,79}$"
 _NAME_FIX = "use letters, digits, '.', '_', '+' or '-', starting with a letter or digit"
 # Host and user names: one word, never starting with '-' (it would read as an option).
 _WORD = r"^(?!-)[^\s\u0000-\u001f\u007f-\u009f]+$"
+# adb serials: USB serial numbers, host:port for adb over TCP, emulator-5554.
+_SERIAL = r"^[A-Za-z0-9][A-Za-z0-9._:+@\[\]-]{0,99}$"
+_ADB_SERVER = r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]{0,252}):[0-9]{1,5}$"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,7 +63,11 @@ class MeterChannel:
 
     path: str = key(
         Text(),
-        "the meter's file on the device, e.g. an INA226 hwmon `power1_input`",
+        "the meter's file on the device, e.g. an INA226 hwmon "
+        "`/sys/class/hwmon/hwmon2/power1_input`. A path under `/sys` is read under "
+        "`sysfs_root` (`<sysfs_root>/class/hwmon/hwmon2/power1_input`), any other path as it "
+        "is. hwmon numbers can change between boots: `qtop probe` lists each hwmon device by "
+        "`name`",
         required=True,
         example="/sys/class/hwmon/hwmon2/power1_input",
     )
@@ -143,9 +151,41 @@ class DeviceProfile:
         default_text="from ssh config `ProxyJump`",
         example="bastion",
     )
+    transport: str = key(
+        Choice(*TRANSPORTS),
+        "how to reach the device: `ssh`, or `adb` (phones and glasses with adbd and no sshd; "
+        "`qtop run --adb` chooses it too)",
+        default="ssh",
+        example="adb",
+    )
+    serial: str | None = key(
+        Text(
+            pattern=_SERIAL,
+            pattern_problem="is not an adb serial",
+            pattern_fix="write the serial 'adb devices' shows, e.g. 1a2b3c4d or 192.168.1.20:5555",
+        ),
+        "with `transport: adb`, the device's serial as `adb devices` lists it; `host:port` for "
+        "adb over TCP (qtop runs `adb connect` when it is not attached)",
+        default=None,
+        default_text="`$ANDROID_SERIAL`, else the only device attached",
+        example="1a2b3c4d",
+    )
+    adb_server: str | None = key(
+        Text(
+            pattern=_ADB_SERVER,
+            pattern_problem="is not host:port",
+            pattern_fix="write e.g. 127.0.0.1:5037",
+        ),
+        "with `transport: adb`, the adb server to use (`adb -H HOST -P PORT`); qtop then never "
+        "starts one itself",
+        default=None,
+        default_text="the adb client's own (port `$ANDROID_ADB_SERVER_PORT` or 5037, started "
+        "when needed)",
+        example="127.0.0.1:5037",
+    )
     connect_timeout_s: float = key(
         Duration(1.0, 10 * MINUTE),
-        "give up connecting after this long",
+        "give up connecting after this long (over adb: waiting for the device to attach)",
         name="connect_timeout",
         default=10.0,
         example="10s",
@@ -153,7 +193,8 @@ class DeviceProfile:
     keepalive_interval_s: float = key(
         Duration(0.1, 10 * MINUTE),
         "SSH keepalive period; a dead link is noticed after "
-        "`keepalive_interval × keepalive_count_max`",
+        "`keepalive_interval × keepalive_count_max` (over adb: a round trip to the device "
+        "whenever nothing has arrived for this long)",
         name="keepalive_interval",
         default=2.0,
         example="2s",
@@ -188,9 +229,11 @@ class DeviceProfile:
     )
     sysfs_root: str = key(
         Text(),
-        "the directory that stands for `/sys` (test rigs, chroots): thermal zones are read "
-        "from `<sysfs_root>/class/thermal`. May start with `$NAME`, a variable of the "
-        "device's environment (`$QTOP_SIM_SYSFS` for the simulated board)",
+        "the directory that stands for `/sys` on the device: thermal zones, cooling devices, "
+        "power supplies, cpufreq, the SoC identity and `power_meter` paths under `/sys` are "
+        "all read under it (leave it at `/sys` on a board; a test rig or chroot names its "
+        "copy). May start with `$NAME`, a variable of the device's environment "
+        "(`$QTOP_SIM_SYSFS`, the simulated board's stand-in for `/sys`)",
         default="/sys",
         example="/sys",
     )
@@ -211,7 +254,9 @@ class DeviceProfile:
     power_supply: str = key(
         Text(max_length=100),
         "a name under `/sys/class/power_supply` (`battery`), `auto` (the first supply of "
-        "type `Battery`), or `none`",
+        "type `Battery`), or `none` (no battery telemetry, and no ODPM energy rails either). "
+        "Android ODPM rails (`/sys/bus/iio/devices/iio:device*/energy_value`) are sampled "
+        "whenever the device has them",
         default=AUTO,
         example="battery",
     )
@@ -342,6 +387,31 @@ class Variant:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PushItem:
+    """A file or directory of this machine to copy to the device before the run."""
+
+    source: str = key(
+        Text(),
+        "a file or directory on this machine; a relative path is taken from the profile's "
+        "directory",
+        name="from",
+        required=True,
+        example="artifacts/",
+    )
+    to: str = key(
+        Text(
+            pattern=r"^/",
+            pattern_problem="is not an absolute path on the device",
+            pattern_fix="start it with /, e.g. /data/local/tmp/prismml/",
+        ),
+        "where on the device: a directory's contents go into this directory; a file goes to "
+        "this path, or into it when it ends with `/`",
+        required=True,
+        example="/data/local/tmp/prismml/",
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunProfile:
     """What to execute on the device and how to measure it."""
 
@@ -465,6 +535,14 @@ class RunProfile:
         "stop the run after this many failed iterations in a row",
         default=5,
         example=5,
+    )
+    push: tuple[PushItem, ...] = key(
+        SectionList(PushItem),
+        "files to copy to the device before the run (over SSH with SFTP, over adb with `adb "
+        "push`), each skipped when the device already has an identical copy (same size and "
+        "SHA-256, or MD5 where the device has no sha256sum)",
+        default=(),
+        example=[{"from": "artifacts/", "to": "/data/local/tmp/prismml/"}],
     )
 
     def variant_names(self) -> tuple[str, ...]:

@@ -164,6 +164,27 @@ def _repetitions_start_alike(profile: Profile) -> Iterator[Finding]:
         )
 
 
+_SSH_ONLY = ("host", "port", "user", "identity_file", "known_hosts", "jump_host")
+
+
+def _ssh_keys_over_adb(profile: Profile) -> Iterator[Finding]:
+    """SSH keys in a profile whose device is reached over adb are never used.
+
+    (``serial``/``adb_server`` in an SSH profile are: ``--adb`` takes them.)
+    """
+    device = profile.device
+    if device.transport != "adb":
+        return
+    for name in _SSH_ONLY:
+        if getattr(device, name) is not None:
+            yield Finding(
+                (f"device.{name}", "device.transport"),
+                "is an SSH setting, and this profile reaches the device over adb: it is ignored",
+                "remove it, or set 'transport: ssh'",
+                WARNING,
+            )
+
+
 def _when(name: str, value: str, then: dict[str, Any]) -> dict[str, Any]:
     return {"if": {"properties": {name: {"const": value}}, "required": [name]}, "then": then}
 
@@ -225,6 +246,7 @@ RULES: tuple[Rule, ...] = (
         _warmup_leaves_something,
     ),
     Rule(("run.duration", "device.sample_interval"), _sampled_at_least_once),
+    Rule(("device.transport", *(f"device.{k}" for k in _SSH_ONLY)), _ssh_keys_over_adb),
     Rule(
         ("run.iterations", "run.duration", "run.min_iterations", "run.min_duration"),
         _valid_by_its_own_minimum,

@@ -2,9 +2,9 @@
 
 It yields exactly the events of the file, so the UI and the model cannot tell
 it from a live session. Pause, single steps, speed (0.5x to 16x, or as fast as
-possible) and seeks are requests the front end makes; a seek restarts reading
-at the nearest keyframe before the target (a ``Keyframe`` event restores the
-model) and fast-forwards to the target without pacing.
+possible) and seeks are requests the front end makes; a seek starts from the
+nearest keyframe before the target (``qtop.record.seek``: a ``Keyframe`` event
+restores the model) and fast-forwards to the target without pacing.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-from qtop.events import End, Event, Keyframe
+from qtop.events import End, Event
 from qtop.record.reader import Mark, Recording, open_recording
+from qtop.record.seek import Seeker
 
 SPEEDS: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, math.inf)
 
@@ -34,6 +35,7 @@ class ReplaySource:
         paused: bool = False,
     ) -> None:
         self.recording: Recording = open_recording(path)
+        self.seeker = Seeker(self.recording)
         self.description = f"replay of {self.recording.path.name}"
         self.follow = follow and not self.recording.compressed
         self.speed = speed
@@ -125,6 +127,7 @@ class ReplaySource:
     async def close(self) -> None:
         self._closed = True
         self._wake.set()
+        self.recording.close()
 
     # --- the stream ---------------------------------------------------------
 
@@ -133,9 +136,8 @@ class ReplaySource:
         while not self._closed:
             target, self._seek_to = self._seek_to, None
             if target is not None:
-                offset = self._restart_offset(target)
-                if offset == 0:
-                    yield Keyframe(state={})
+                keyframe, offset = self.seeker.start(target)
+                yield keyframe
             restarted = False
             async for line_offset, event in self._read_from(offset):
                 if self._closed:
@@ -169,16 +171,16 @@ class ReplaySource:
                 await self._wake.wait()
             self.finished = False
 
-    def _restart_offset(self, target: float) -> int:
-        keyframe = self.recording.index().keyframe_before(target)
-        return keyframe[1] if keyframe is not None else 0
-
     async def _read_from(self, offset: int) -> AsyncIterator[tuple[int, Event]]:
+        # Keyframes in the stream would only restore the state the model already has
+        # (a seek yields its own): reading on, they are skipped unread.
         if self.follow:
-            async for item in self.recording.follow(offset):
+            async for item in self.recording.follow(offset, keyframes=False):
                 yield item
             return
-        lines: Iterator[tuple[int, Event]] = self.recording.events_with_offsets(offset)
+        lines: Iterator[tuple[int, Event]] = self.recording.events_with_offsets(
+            offset, keyframes=False
+        )
         for count, item in enumerate(lines):
             yield item
             if count % 512 == 511:

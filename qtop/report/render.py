@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from qtop.analysis.render import render_markdown, render_text, summary_row
+from qtop.analysis.render import marked, render_markdown, render_text, summary_row
 from qtop.report.summary import RecordingSummary, VariantSummary
 from qtop.report.table import fmt, markdown_table, text_table
 
@@ -28,7 +28,8 @@ CSV_COLUMNS = (
     "recording", "variant", "config", "measured", "failed", "valid", "p50_ms", "p90_ms",
     "p95_ms", "p99_ms", "p999_ms", "mean_ms", "stdev_ms", "min_ms", "max_ms", "warmup",
     "warmup_mean_ms", "peak_memory_mb", "energy_per_inference_mj",
-    "net_energy_per_inference_mj", "inferences_per_j", "mean_power_w", "stability",
+    "net_energy_per_inference_mj", "energy_valid", "net_energy_valid", "inferences_per_j",
+    "mean_power_w", "stability",
     "onset_s", "sustained_slowdown", "peak_temperature_c", "duration_s", "end_reason",
 )  # fmt: skip
 
@@ -62,8 +63,8 @@ def _result_row(summary: RecordingSummary, variant: VariantSummary) -> list[str]
         fmt(m.p50_ms, 3),
         fmt(m.p95_ms, 3),
         fmt(m.p99_ms, 3),
-        fmt(_times_1000(a.get("energy_per_inference_j")), 2),
-        fmt(_times_1000(a.get("net_energy_per_inference_j")), 2),
+        marked(fmt(_times_1000(a.get("energy_per_inference_j")), 2), a.get("energy_valid")),
+        marked(fmt(_times_1000(a.get("net_energy_per_inference_j")), 2), a.get("net_energy_valid")),
         fmt(variant.peak_memory_mb, 1),
         _percent(a.get("stability")),
         fmt(a.get("onset_s"), 1),
@@ -153,6 +154,11 @@ def render(summaries: Sequence[RecordingSummary], fmt_name: str) -> str:
     return "\n\n".join(sections)
 
 
+def _valid_cell(figures: dict[str, Any], figure: str, flag: str) -> bool | None:
+    """Whether an energy figure is valid; empty where there is no such figure."""
+    return figures.get(flag) if figures.get(figure) is not None else None
+
+
 def _render_csv(summaries: Sequence[RecordingSummary]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -168,6 +174,8 @@ def _render_csv(summaries: Sequence[RecordingSummary]) -> str:
                     m.min_ms, m.max_ms, v.warmup.count, v.warmup.mean_ms, v.peak_memory_mb,
                     _times_1000(a.get("energy_per_inference_j")),
                     _times_1000(a.get("net_energy_per_inference_j")),
+                    _valid_cell(a, "energy_per_inference_j", "energy_valid"),
+                    _valid_cell(a, "net_energy_per_inference_j", "net_energy_valid"),
                     a.get("inferences_per_j"), a.get("mean_power_w"), a.get("stability"),
                     a.get("onset_s"), a.get("sustained_slowdown"), a.get("peak_temperature_c"),
                     round(summary.duration_s, 3), summary.end_reason,

@@ -1,7 +1,11 @@
-"""Summaries of recorded sessions: what ``report`` and the headless modes print.
+"""Summaries of sessions: what ``report``, ``replay --headless`` and ``run``/``demo
+--headless`` print, all through ``summarize``.
 
-A summary is built by folding a recording into the same ``SessionModel`` the
-live UI uses, so the numbers here are the numbers on screen.
+A summary is the same ``SessionModel`` the live UI shows plus the analysis of
+everything a ``Collector`` gathered from the same events. A live headless run
+feeds both as the events arrive; ``summarize_recording`` feeds both from the
+file in one streaming pass (no list of every event). The same events give the
+same summary either way.
 """
 
 from __future__ import annotations
@@ -11,7 +15,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from qtop.analysis.session import SessionAnalysis, analyze
+from qtop.analysis.collect import Collected, Collector
+from qtop.analysis.session import SessionAnalysis, analyze_collected
+from qtop.events import IterationRun, LogRun
 from qtop.record.reader import open_recording
 from qtop.stats.model import SessionModel, split_key
 from qtop.stats.quantiles import RunningStats
@@ -210,18 +216,39 @@ def summarize_model(
             )
             for m in model.markers
         ),
-        warnings=warnings,
+        # What the probe found missing explains an empty thermal or power section.
+        warnings=warnings + tuple(w for w in model.probe_warnings if w not in warnings),
         analysis=analysis,
     )
 
 
+def summarize(
+    model: SessionModel,
+    collected: Collected | None,
+    path: str,
+    warnings: tuple[str, ...] = (),
+) -> RecordingSummary:
+    """The summary every command prints: the model's figures and the session's analysis."""
+    analysis = analyze_collected(collected) if collected is not None else None
+    return summarize_model(model, path, warnings, analysis)
+
+
 def summarize_recording(path: str | Path) -> tuple[RecordingSummary, SessionModel]:
-    """Fold a recording into a fresh model, analyse its events, and summarise both."""
+    """Fold a recording into a fresh model and a collector in one pass, and summarise."""
     recording = open_recording(path)
-    events = list(recording.events())
     model = SessionModel()
-    for event in events:
-        model.apply(event)
-    analysis = analyze(events)
-    summary = summarize_model(model, str(path), tuple(recording.warnings()), analysis)
+    collector = Collector()
+    apply, apply_run = model.apply, model.apply_run
+    add, add_run = collector.add, collector.add_run
+    try:
+        for item in recording.items():
+            if isinstance(item, IterationRun | LogRun):
+                apply_run(item)
+                add_run(item)
+            else:
+                apply(item)
+                add(item)
+    finally:
+        recording.close()
+    summary = summarize(model, collector.finish(), str(path), tuple(recording.warnings()))
     return summary, model

@@ -36,6 +36,17 @@ from qtop.sim.tools.service import ToolService
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 BOARD_ENV = "QTOP_SIM_BOARD"
 _TMPFS = "/dev/shm"
+# What an Android device's /system/bin (toybox) offers a session: the usual
+# tools, and neither bash nor python3.
+ANDROID_TOOLS = (
+    "awk", "basename", "cat", "chmod", "cmp", "cp", "cut", "date", "dd", "df", "diff",
+    "dirname", "du", "echo", "env", "expr", "false", "find", "free", "getconf", "grep",
+    "head", "hostname", "id", "kill", "ln", "ls", "md5sum", "mkdir", "mkfifo", "mktemp",
+    "mv", "nice", "nohup", "nproc", "od", "pgrep", "pidof", "printf", "ps", "readlink",
+    "realpath", "renice", "rm", "rmdir", "sed", "seq", "setsid", "sha1sum", "sha256sum",
+    "sleep", "sort", "stat", "sync", "tail", "tee", "test", "timeout", "top", "touch", "tr",
+    "true", "uname", "uniq", "uptime", "wc", "which", "xargs",
+)  # fmt: skip
 
 
 class SimBoard:
@@ -61,6 +72,7 @@ class SimBoard:
         self._tmpfs_dir: Path | None = None
         self.sim_root = self.state_dir / "root"
         self.bin_dir = self.state_dir / "bin"
+        self.system_bin_dir = self.state_dir / "system-bin"
         self.home = self.state_dir / "home"
         self.spool_dir = self.state_dir / "spool"
         self.ground_truth_path = self.state_dir / "ground_truth.jsonl"
@@ -88,6 +100,8 @@ class SimBoard:
             ) from None
         for directory in (self.home, self.spool_dir):
             directory.mkdir(exist_ok=True)
+        if not self.config.bash_on_path:
+            install_android_tools(self.system_bin_dir)
         build_model_tree(self.sim_root)
         self.sysfs_root = self._live_sysfs_root()
         token = secrets.token_hex(16)
@@ -156,12 +170,13 @@ class SimBoard:
 
     def session_env(self) -> dict[str, str]:
         """Variables every session on this board gets (for sshd: one ``SetEnv`` each)."""
+        system = BASE_PATH if self.config.bash_on_path else str(self.system_bin_dir)
         return {
             "QTOP_SIM_SYSFS": str(self.sysfs_root),
             "QTOP_SIM_STATE": str(self.state_dir),
             "QTOP_SIM_ROOT": str(self.sim_root),
             BOARD_ENV: self.board_id,
-            "PATH": f"{self.bin_dir}:{BASE_PATH}",
+            "PATH": f"{self.bin_dir}:{system}",
         }
 
     @property
@@ -219,6 +234,25 @@ class SimBoard:
         while time.monotonic() < deadline and any(_alive(p) for p in processes):
             time.sleep(0.01)
         return len(processes)
+
+
+def install_android_tools(directory: Path) -> None:
+    """A directory of links to this machine's tools, as Android's /system/bin offers them.
+
+    bash and python3 are left out, so the device agent and the run launcher
+    take the paths they take on Android. ``sh`` is this machine's ``/bin/sh``,
+    not mksh: mksh's arithmetic is 32-bit, which the agent does not support
+    yet (docs/assumptions.md, "Device link").
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    wanted = {name: shutil.which(name, path=BASE_PATH) for name in ANDROID_TOOLS}
+    wanted["sh"] = "/bin/sh"
+    for name, target in wanted.items():
+        link = directory / name
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        if target is not None:
+            link.symlink_to(target)
 
 
 def _alive(process: psutil.Process) -> bool:

@@ -10,18 +10,28 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from qtop.sim.adb_front import AdbFront
 from qtop.sim.board import SimBoard
 from qtop.sim.config import SimConfig
 from qtop.sim.keys import KNOWN_HOSTS_FILE, ensure_keys, write_known_hosts
 from qtop.sim.ssh_server import SimSSHServer, check_bind_host
 
+# What the simulated INA2xx's hwmon files hold (hwmon units).
+METER_FILES = (
+    ("power1_input", "power", "uW"),
+    ("curr1_input", "current", "mA"),
+    ("in1_input", "voltage", "mV"),
+)
+
 
 class RunningSim:
     """A started simulator: where it listens, how to reach it, and fault-injection hooks."""
 
-    def __init__(self, board: SimBoard, server: SimSSHServer) -> None:
+    def __init__(self, board: SimBoard, server: SimSSHServer, adb: AdbFront | None = None) -> None:
         self.board = board
         self.server = server
+        # The board behind a simulated adb server too (start_sim(adb=True)); else None.
+        self.adb = adb
         self.state_dir = board.state_dir
         self.client_key_path = server.keys.client_key_path
         self.host_key_path = server.keys.host_key_path
@@ -85,6 +95,17 @@ class RunningSim:
         for key in ("host", "port", "user", "identity_file", "known_hosts"):
             lines.append(f"  {key}: {overrides[key]}")
         lines.append("  sysfs_root: $QTOP_SIM_SYSFS")
+        meter = self.board.config.meter
+        if meter is not None:
+            # The EVK has no battery: its power comes from the meter, a path under /sys.
+            lines.append("  power_supply: none")
+            lines.append("  power_meter:")
+            hwmon = f"/sys/class/hwmon/{meter.hwmon}"
+            for file, quantity, unit in METER_FILES:
+                lines.append(
+                    f"    - {{path: {hwmon}/{file}, quantity: {quantity}, unit: {unit}, "
+                    f"label: {meter.name}}}"
+                )
         return "\n".join(lines) + "\n"
 
     async def drop_connections(self) -> None:
@@ -115,8 +136,13 @@ async def start_sim(
     seed: int = 0,
     config: SimConfig | None = None,
     host: str = "127.0.0.1",
+    adb: bool = False,
+    adb_port: int = 0,
 ) -> AsyncIterator[RunningSim]:
     """Run a simulated board and its SSH server until the block exits.
+
+    With ``adb`` the board is also a device behind a simulated adb server
+    (``sim.adb``) on ``adb_port``, for the real ``adb`` client.
 
     On exit the server stops, every process started on the board is killed
     and the session tasks finish, so a test leaves nothing behind.
@@ -125,16 +151,23 @@ async def start_sim(
     board = SimBoard(state_dir, variant=variant, time_scale=time_scale, seed=seed, config=config)
     await asyncio.to_thread(board.start)
     server: SimSSHServer | None = None
+    front: AdbFront | None = None
     try:
         keys = await asyncio.to_thread(ensure_keys, board.state_dir)
         server = SimSSHServer(board, keys, bind_host, port)
         await server.start()
         write_known_hosts(board.state_dir / KNOWN_HOSTS_FILE, keys.host_key, bind_host, server.port)
-        yield RunningSim(board, server)
+        if adb:
+            front = await AdbFront.start(board, bind_host, adb_port)
+        yield RunningSim(board, server, front)
     finally:
+        if front is not None:
+            await front.server.kill()
         if server is not None:
             await server.stop()
         await asyncio.to_thread(board.close)
+        if front is not None:
+            await front.close()
         if server is not None:
             await server.close()
 

@@ -78,15 +78,36 @@ class ThermalModel:
             return None
         return battery_reading(battery, self.battery_used_mah, self.current_ma())
 
+    def input_power_w(self) -> float | None:
+        """What the board's external power meter measures (``None`` without a meter)."""
+        meter = self.config.meter
+        if meter is None:
+            return None
+        return (
+            meter.idle_w
+            + meter.npu_w * self.npu_load * self.npu_power_factor()
+            + meter.cpu_w * self.cpu_load
+        )
+
     def current_ma(self) -> float:
+        return sum(self.current_parts_ma().values())
+
+    def current_parts_ma(self) -> dict[str, float]:
+        """The battery current by what draws it: the NPU, and the rest of the system."""
         battery = self.config.battery
         if battery is None:
-            return 0.0
-        return (
-            battery.idle_ma
-            + battery.npu_ma * self.npu_load * self.npu_power_factor()
-            + battery.cpu_ma * self.cpu_load
-        )
+            return {"npu": 0.0, "system": 0.0}
+        return {
+            "npu": battery.npu_ma * self.npu_load * self.npu_power_factor(),
+            "system": battery.idle_ma + battery.cpu_ma * self.cpu_load,
+        }
+
+    def power_parts_w(self) -> dict[str, float]:
+        """The battery's power (terminal voltage x current) split like its current."""
+        reading = self.battery()
+        if reading is None:
+            return {"npu": 0.0, "system": 0.0}
+        return {part: ma / 1000.0 * reading.volts for part, ma in self.current_parts_ma().items()}
 
     # --- stepping -----------------------------------------------------------
 

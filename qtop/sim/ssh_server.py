@@ -1,10 +1,11 @@
 """The asyncssh front of a SimBoard: loopback only, its own host key, key authentication.
 
 Only the local user's name and the state directory's client key are
-accepted; no passwords, no forwarding, no SFTP. The server can be stopped
-and started again on the same port while the board (and every process on
-it) keeps running, and :meth:`SimSSHServer.drop_connections` aborts every
-connection abruptly, for the link's fault-injection tests.
+accepted; no passwords, no forwarding; SFTP as the same user. The server
+can be stopped and started again on the same port while the board (and
+every process on it) keeps running, and
+:meth:`SimSSHServer.drop_connections` aborts every connection abruptly,
+for the link's fault-injection tests.
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ class SimSSHServer:
                 allow_scp=False,
                 agent_forwarding=False,
                 x11_forwarding=False,
-                sftp_factory=None,
+                # SFTP as OpenSSH offers it (qtop pushes a run's payload with it).
+                sftp_factory=True,
                 server_version="OpenSSH_9.6 qtop-sim",
             )
         except OSError as exc:

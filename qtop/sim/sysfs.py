@@ -1,7 +1,9 @@
-"""The simulated sysfs tree: the layout of a lemans board under a root directory.
+"""The simulated sysfs tree: the layout of a board's /sys under a root directory.
 
-Directories live where the kernel puts them (``devices/virtual/thermal/...``)
-and ``class/...`` holds symlinks to them, as on a real board. Every value is
+Directories live where the kernel puts them (``devices/virtual/thermal/...``,
+the power monitor under its I2C bus) and ``class/...`` holds relative
+symlinks to them, as on a real board, so the tree can stand in for /sys
+itself (bind-mounted over it, or as ``sysfs_root``). Every value is
 written to a hidden temporary file and renamed into place, so a reader that
 opens the file (``read v < temp``) sees the old or the new value, never a torn
 or empty one. Hidden names keep the temporaries out of shell globs.
@@ -14,12 +16,15 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from qtop.sim.config import SimConfig
+from qtop.sim.config import THROTTLING_DEVICE, SimConfig
 
 THERMAL = Path("devices/virtual/thermal")
 POWER_SUPPLY = Path("devices/virtual/power_supply")
+ODPM = Path("devices/platform/odpm")
 CPUFREQ = Path("devices/system/cpu/cpufreq")
-COOLING_TYPES = ("cpufreq-cpu0", "cpufreq-cpu4", "cdsp")
+# An INA2xx at address 0x40 of an I2C bus, as the kernel places its hwmon device.
+METER_DEVICE = Path("devices/platform/soc@0/a84000.i2c/i2c-2/2-0040")
+OFFLINE_MC = -273000
 SOC_IDENTITY: dict[str, tuple[str, str]] = {
     "evk": ("QCS9075", "Qualcomm Technologies, Inc. IQ-9075 EVK"),
     "glasses": ("AR1", "Snapdragon AR1 Gen 1 smart glasses reference design"),
@@ -46,6 +51,9 @@ class SysfsPaths:
     cooling_cur_states: tuple[Path, ...]
     battery_dir: Path | None
     cpufreq_cur: tuple[Path, ...]
+    odpm_dir: Path | None = None
+    raw_zone_temps: tuple[Path, ...] = ()
+    meter_dir: Path | None = None
 
 
 def build_tree(root: Path, config: SimConfig, temps_mc: list[int]) -> SysfsPaths:
@@ -54,39 +62,67 @@ def build_tree(root: Path, config: SimConfig, temps_mc: list[int]) -> SysfsPaths
         shutil.rmtree(root)
     root.mkdir(parents=True)
     thermal = config.thermal
+    trips = (
+        ("passive", thermal.passive_trip_c, thermal.hysteresis_c),
+        ("passive", thermal.second_trip_c, thermal.hysteresis_c),
+        ("critical", thermal.critical_trip_c, 1.0),
+    )
+    raw_zone_temps: list[Path] = []
+    for index, raw in enumerate(config.raw_zones):
+        zone_dir = _zone_dir(root, index, raw.name)
+        temp_path = zone_dir / "temp"
+        write_atomic(temp_path, f"{OFFLINE_MC if raw.reading == 'offline' else 0}\n")
+        raw_zone_temps.append(temp_path)
     zone_temps: list[Path] = []
-    for index, zone in enumerate(config.zones):
-        zone_dir = _device_dir(root, THERMAL, "thermal", f"thermal_zone{index}")
-        write_atomic(zone_dir / "type", zone.name + "\n")
-        write_atomic(zone_dir / "mode", "enabled\n")
-        write_atomic(zone_dir / "policy", "step_wise\n")
-        trips = (
-            ("passive", thermal.passive_trip_c, thermal.hysteresis_c),
-            ("passive", thermal.second_trip_c, thermal.hysteresis_c),
-            ("critical", thermal.critical_trip_c, 1.0),
-        )
+    for offset, zone in enumerate(config.zones):
+        zone_dir = _zone_dir(root, len(config.raw_zones) + offset, zone.name)
         for trip, (kind, temp_c, hyst_c) in enumerate(trips):
             write_atomic(zone_dir / f"trip_point_{trip}_type", kind + "\n")
             write_atomic(zone_dir / f"trip_point_{trip}_temp", f"{round(temp_c * 1000)}\n")
             write_atomic(zone_dir / f"trip_point_{trip}_hyst", f"{round(hyst_c * 1000)}\n")
         temp_path = zone_dir / "temp"
-        write_atomic(temp_path, f"{temps_mc[index]}\n")
+        write_atomic(temp_path, f"{temps_mc[offset]}\n")
         zone_temps.append(temp_path)
 
     cooling_states: list[Path] = []
-    for index, kind in enumerate(COOLING_TYPES):
+    cdsp_state: Path | None = None
+    for index, device in enumerate(config.cooling):
         device_dir = _device_dir(root, THERMAL, "thermal", f"cooling_device{index}")
-        write_atomic(device_dir / "type", kind + "\n")
-        max_state = thermal.cdsp_max_state if kind == "cdsp" else 20
+        write_atomic(device_dir / "type", device.name + "\n")
+        throttling = device.name == THROTTLING_DEVICE
+        max_state = thermal.cdsp_max_state if throttling else device.max_state or 0
         write_atomic(device_dir / "max_state", f"{max_state}\n")
         write_atomic(device_dir / "cur_state", "0\n")
         cooling_states.append(device_dir / "cur_state")
+        if throttling:
+            cdsp_state = device_dir / "cur_state"
+    assert cdsp_state is not None, "SimConfig.validate() requires the throttling device"
 
+    meter_dir = None
+    if config.meter is not None:
+        meter_dir = _device_dir(root, METER_DEVICE / "hwmon", "hwmon", config.meter.hwmon)
+        write_atomic(meter_dir / "name", config.meter.name + "\n")
+        write_atomic(meter_dir / "update_interval", f"{round(config.meter.refresh_s * 1000)}\n")
+        write_atomic(meter_dir / "shunt_resistor", f"{round(config.meter.shunt_ohm * 1e6)}\n")
+
+    (root / "class" / "hwmon").mkdir(parents=True, exist_ok=True)
     (root / "class" / "power_supply").mkdir(parents=True, exist_ok=True)
     battery_dir = None
     if config.battery is not None:
         battery_dir = _device_dir(root, POWER_SUPPLY, "power_supply", "battery")
         write_atomic(battery_dir / "type", "Battery\n")
+    odpm_dir = None
+    if config.odpm is not None:
+        # As on Pixel phones: bus/iio/devices/iio:device0 links to the monitor's device.
+        odpm_dir = root / ODPM / "iio:device0"
+        odpm_dir.mkdir(parents=True)
+        bus = root / "bus" / "iio" / "devices"
+        bus.mkdir(parents=True)
+        (bus / "iio:device0").symlink_to(os.path.relpath(odpm_dir, bus))
+        write_atomic(odpm_dir / "name", config.odpm.name + "\n")
+        rails = config.odpm.rails
+        enabled = "".join(f"CH{k}[{r.name}]:{r.subsystem}\n" for k, r in enumerate(rails))
+        write_atomic(odpm_dir / "enabled_rails", enabled)
 
     # What the device agent reads to name the board (the header's SoC and model).
     soc_machine, model = SOC_IDENTITY.get(config.variant, ("", ""))
@@ -111,11 +147,22 @@ def build_tree(root: Path, config: SimConfig, temps_mc: list[int]) -> SysfsPaths
 
     return SysfsPaths(
         zone_temps=tuple(zone_temps),
-        cdsp_cur_state=cooling_states[COOLING_TYPES.index("cdsp")],
+        cdsp_cur_state=cdsp_state,
         cooling_cur_states=tuple(cooling_states),
         battery_dir=battery_dir,
         cpufreq_cur=tuple(cpufreq_cur),
+        odpm_dir=odpm_dir,
+        raw_zone_temps=tuple(raw_zone_temps),
+        meter_dir=meter_dir,
     )
+
+
+def _zone_dir(root: Path, index: int, name: str) -> Path:
+    zone_dir = _device_dir(root, THERMAL, "thermal", f"thermal_zone{index}")
+    write_atomic(zone_dir / "type", name + "\n")
+    write_atomic(zone_dir / "mode", "enabled\n")
+    write_atomic(zone_dir / "policy", "step_wise\n")
+    return zone_dir
 
 
 def _device_dir(root: Path, devices: Path, class_name: str, name: str) -> Path:

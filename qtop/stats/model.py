@@ -23,9 +23,11 @@ from qtop.events import (
     Event,
     Header,
     Iteration,
+    IterationRun,
     Keyframe,
     Link,
     Log,
+    LogRun,
     Marker,
     PhaseChange,
     ProfileReport,
@@ -40,6 +42,10 @@ MARKERS_KEPT = 1000
 PHASES_KEPT = 1000
 FAILURES_KEPT = 50
 GAPS_KEPT = 200
+PROBE_WARNINGS_KEPT = 50
+# The log stream of what the device probe found missing before the run (no
+# thermal zone, no power source, ...): shown until the session ends.
+PROBE_STREAM = "probe"
 
 
 @dataclass(slots=True)
@@ -138,8 +144,12 @@ class SessionModel:
         self.phase = PhaseState()
         self.phase_history: deque[PhaseState] = deque(maxlen=PHASES_KEPT)
         self.variants: list[str] = []
-        self.logs: deque[Log] = deque(maxlen=LOG_LINES_KEPT)
+        self._logs: deque[Log] = deque(maxlen=LOG_LINES_KEPT)
+        # Packed runs of output lines not yet turned into events (see ``logs``).
+        self._log_runs: deque[LogRun] = deque()
+        self._log_runs_lines = 0
         self.log_count = 0
+        self.probe_warnings: list[str] = []
         self.markers: deque[Marker] = deque(maxlen=MARKERS_KEPT)
         self.profile_reports: dict[str, ProfileReport] = {}
         self.profile_report_count = 0
@@ -167,6 +177,127 @@ class SessionModel:
                     self.t_last = event.t
         handler(event)
 
+    def apply_run(self, run: IterationRun | LogRun) -> None:
+        """A run of events as a recording packs them: the same state as applying each."""
+        if isinstance(run, LogRun):
+            self._apply_log_run(run)
+        else:
+            self._apply_iteration_run(run)
+
+    def _apply_log_run(self, run: LogRun) -> None:
+        # Packed output lines have no device time, and only the last LOG_LINES_KEPT
+        # are kept: runs wait whole until ``logs`` is read, so a fold of an hour
+        # makes a thousand Log objects, not a million.
+        self.event_count += run.n
+        self.log_count += run.n
+        runs = self._log_runs
+        runs.append(run)
+        self._log_runs_lines += run.n
+        while self._log_runs_lines - runs[0].n >= LOG_LINES_KEPT:
+            self._log_runs_lines -= runs.popleft().n
+
+    @property
+    def logs(self) -> deque[Log]:
+        """The last LOG_LINES_KEPT log lines, oldest first."""
+        runs = self._log_runs
+        if runs:
+            if self._log_runs_lines >= LOG_LINES_KEPT:
+                self._logs.clear()
+            skip = max(0, self._log_runs_lines - LOG_LINES_KEPT)
+            for run in runs:
+                first = min(skip, run.n)
+                skip -= first
+                self._logs.extend(run.event(k) for k in range(first, run.n))
+            runs.clear()
+            self._log_runs_lines = 0
+        return self._logs
+
+    def _apply_iteration_run(self, run: IterationRun) -> None:
+        n = run.n
+        self.event_count += n
+        ends, latency, status, phases, variants = (
+            run.ends, run.latency, run.status, run.phase, run.variant
+        )  # fmt: skip
+        first, last = min(ends), max(ends)
+        if self.t_first is None or first < self.t_first:
+            self.t_first = first
+        if self.t_last is None or last > self.t_last:
+            self.t_last = last
+        if not any(status) and not any(run.metrics):
+            self._apply_successful_run(run)
+            return
+        keys: dict[tuple[str, str], str] = {}
+        # Latencies per key and points per variant go in one call each, in run order.
+        latencies: dict[str, list[float]] = {}
+        points: dict[str, tuple[list[float], list[float]]] = {}
+        for k in range(n):
+            phase, variant = phases[k], variants[k]
+            key = keys.get((phase, variant))
+            if key is None:
+                key = keys[(phase, variant)] = _key(phase, variant)
+                if variant not in self.variants:
+                    self.variants.append(variant)
+            if status[k] != 0:
+                self.iterations_failed[key] = self.iterations_failed.get(key, 0) + 1
+                self.recent_failures.append(run.event(k))
+                continue
+            self.iterations_done[key] = self.iterations_done.get(key, 0) + 1
+            value = latency[k]
+            found = latencies.get(key)
+            if found is None:
+                found = latencies[key] = []
+                if key not in self.latency:
+                    self.latency[key] = RunningStats()
+            found.append(value)
+            if phase == "measure":
+                pair = points.get(variant)
+                if pair is None:
+                    pair = points[variant] = ([], [])
+                    if variant not in self.latency_series:
+                        self.latency_series[variant] = Series(self.series_capacity)
+                pair[0].append(ends[k])
+                pair[1].append(value)
+            metrics = run.metrics[k]
+            if metrics:
+                for name, metric_value in metrics.items():
+                    metric_key = f"{key}|{name}"
+                    metric = self.metrics.get(metric_key)
+                    if metric is None:
+                        metric = self.metrics[metric_key] = RunningStats()
+                    metric.add(metric_value)
+        for key, values in latencies.items():
+            self.latency[key].extend(values)
+        for variant, (times, values) in points.items():
+            self.latency_series[variant].extend(times, values)
+        self.last_iteration = run.event(n - 1)
+
+    def _apply_successful_run(self, run: IterationRun) -> None:
+        """A run in which every iteration succeeded and has no metrics (the usual one):
+        stretches of one phase and variant go to their statistics in one call each."""
+        phases, variants, ends, latency = run.phase, run.variant, run.ends, run.latency
+        n = run.n
+        first = 0
+        while first < n:
+            phase, variant = phases[first], variants[first]
+            stop = first + 1
+            while stop < n and phases[stop] == phase and variants[stop] == variant:
+                stop += 1
+            key = _key(phase, variant)
+            if variant not in self.variants:
+                self.variants.append(variant)
+            self.iterations_done[key] = self.iterations_done.get(key, 0) + stop - first
+            stats = self.latency.get(key)
+            if stats is None:
+                stats = self.latency[key] = RunningStats()
+            stats.extend(latency[first:stop])
+            if phase == "measure":
+                series = self.latency_series.get(variant)
+                if series is None:
+                    series = self.latency_series[variant] = Series(self.series_capacity)
+                series.extend(ends[first:stop], latency[first:stop])
+            first = stop
+        self.last_iteration = run.event(n - 1)
+
     def _apply_header(self, event: Header) -> None:
         self.header = event
 
@@ -180,16 +311,27 @@ class SessionModel:
         if self.last_sample_seq is not None and event.seq > self.last_sample_seq + 1:
             self.missed_ticks += event.seq - self.last_sample_seq - 1
         self.last_sample_seq = event.seq
+        t = event.t
+        channel_stats, channel_series = self.channel_stats, self.channel_series
         for channel_id, value in event.values.items():
-            stats = self.channel_stats.get(channel_id)
+            stats = channel_stats.get(channel_id)
             if stats is None:
-                stats = self.channel_stats[channel_id] = ChannelStats()
-            stats.add(event.t, value)
-            if value is not None and event.t is not None:
-                series = self.channel_series.get(channel_id)
+                stats = channel_stats[channel_id] = ChannelStats()
+            if value is None:
+                stats.unavailable += 1
+                continue
+            # ChannelStats.add, written out: this runs for every value of every tick.
+            stats.count += 1
+            stats.last, stats.last_t = value, t
+            if stats.minimum is None or value < stats.minimum:
+                stats.minimum = value
+            if stats.maximum is None or value > stats.maximum:
+                stats.maximum = value
+            if t is not None:
+                series = channel_series.get(channel_id)
                 if series is None:
-                    series = self.channel_series[channel_id] = Series(self.series_capacity)
-                series.add(event.t, value)
+                    series = channel_series[channel_id] = Series(self.series_capacity)
+                series.add(t, value)
 
     def _apply_iteration(self, event: Iteration) -> None:
         key = _key(event.phase, event.variant)
@@ -236,7 +378,14 @@ class SessionModel:
 
     def _apply_log(self, event: Log) -> None:
         self.log_count += 1
-        self.logs.append(event)
+        self.logs.append(event)  # through the property: runs before it come first
+        if (
+            event.stream == PROBE_STREAM
+            and event.level in ("warning", "error")
+            and len(self.probe_warnings) < PROBE_WARNINGS_KEPT
+            and event.text not in self.probe_warnings
+        ):
+            self.probe_warnings.append(event.text)
 
     def _apply_marker(self, event: Marker) -> None:
         self.markers.append(event)
@@ -348,6 +497,7 @@ class SessionModel:
             "variants": list(self.variants),
             "logs": [e.to_dict() for e in self.logs],
             "log_count": self.log_count,
+            "probe_warnings": list(self.probe_warnings),
             "markers": [e.to_dict() for e in self.markers],
             "profile_reports": {k: v.to_dict() for k, v in self.profile_reports.items()},
             "profile_report_count": self.profile_report_count,
@@ -392,6 +542,7 @@ class SessionModel:
         self.variants = list(state["variants"])
         self.logs.extend(event_from_dict(e) for e in state["logs"])  # type: ignore[misc]
         self.log_count = int(state["log_count"])
+        self.probe_warnings = [str(text) for text in state.get("probe_warnings", [])]
         self.markers.extend(event_from_dict(e) for e in state["markers"])  # type: ignore[misc]
         self.profile_reports = {
             k: event_from_dict(v)

@@ -109,8 +109,40 @@ class RunningStats:
                 bisect.insort(self.exact, value)
 
     def extend(self, values: Iterable[float]) -> None:
+        """``add`` of each value in turn, with the loop's state in local variables (the same
+        arithmetic in the same order, so the same bits as one call per value)."""
+        count, mean, m2 = self.count, self.mean, self._m2
+        low, high = self.minimum, self.maximum
+        sketch = self.sketch
+        buckets = sketch.buckets
+        small = added = 0
+        exact = self.exact
+        log, ceil, insort = math.log, math.ceil, bisect.insort
         for value in values:
-            self.add(value)
+            added += 1
+            count += 1
+            delta = value - mean
+            mean += delta / count
+            m2 += delta * (value - mean)
+            if value < low:
+                low = value
+            if value > high:
+                high = value
+            if value <= _SMALLEST:
+                small += 1
+            else:
+                key = ceil(log(value) / _LOG_GAMMA)
+                buckets[key] = buckets.get(key, 0) + 1
+            if exact is not None:
+                if count > EXACT_LIMIT:
+                    exact = None
+                else:
+                    insort(exact, value)
+        self.count, self.mean, self._m2 = count, mean, m2
+        self.minimum, self.maximum = low, high
+        self.exact = exact
+        sketch.count += added
+        sketch.small += small
 
     @property
     def is_exact(self) -> bool:
@@ -137,7 +169,7 @@ class RunningStats:
             "m2": self._m2,
             "min": self.minimum if self.count else None,
             "max": self.maximum if self.count else None,
-            "exact": self.exact,
+            "exact": None if self.exact is None else list(self.exact),
             "sketch": self.sketch.to_dict(),
         }
 

@@ -14,18 +14,26 @@ import socket
 from qtop.transport.base import CommandResult, LinkDown
 
 SHELL = "/bin/sh"
+# How long a child whose output has ended is given to exit on its own.
+EXITING_GRACE_S = 1.0
 
 
-async def _reap(process: asyncio.subprocess.Process) -> None:
+async def reap_process(process: asyncio.subprocess.Process) -> None:
     """Kill ``process`` if it still runs and wait for it, even while being cancelled.
 
     A process left unreaped keeps an asyncio transport that is closed only when
     the garbage collector finds it, possibly after its event loop is gone.
     """
+    waiting = asyncio.ensure_future(process.wait())
+    if process.returncode is None and process.stdout is not None and process.stdout.at_eof():
+        # Its output ended, so it is exiting: let asyncio's child watcher reap it.
+        # kill() polls the child first and would reap it under the watcher, which
+        # then logs "Unknown child process" and reports status 255.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(waiting), EXITING_GRACE_S)
     if process.returncode is None:
         with contextlib.suppress(ProcessLookupError):
             process.kill()
-    waiting = asyncio.ensure_future(process.wait())
     while not waiting.done():
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.shield(waiting)
@@ -36,13 +44,13 @@ async def _reap(process: asyncio.subprocess.Process) -> None:
         transport.close()
 
 
-async def _spawn(command: str, shell: str, **pipes: int) -> asyncio.subprocess.Process:
-    """Start ``shell -c command``; a cancellation while starting still reaps the child.
+async def spawn_exec(*argv: str, **options: object) -> asyncio.subprocess.Process:
+    """Start ``argv``; a cancellation while starting still reaps the child.
 
     Cancelled in the middle of ``create_subprocess_exec``, asyncio may already
     have forked the child, and nobody would ever wait for it.
     """
-    starting = asyncio.ensure_future(asyncio.create_subprocess_exec(shell, "-c", command, **pipes))
+    starting = asyncio.ensure_future(asyncio.create_subprocess_exec(*argv, **options))  # type: ignore[arg-type]
     try:
         return await asyncio.shield(starting)
     except asyncio.CancelledError:
@@ -50,8 +58,12 @@ async def _spawn(command: str, shell: str, **pipes: int) -> asyncio.subprocess.P
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(starting)
         if not starting.cancelled() and starting.exception() is None:
-            await _reap(starting.result())
+            await reap_process(starting.result())
         raise
+
+
+async def _spawn(command: str, shell: str, **pipes: int) -> asyncio.subprocess.Process:
+    return await spawn_exec(shell, "-c", command, **pipes)
 
 
 class LocalStream:
@@ -71,7 +83,7 @@ class LocalStream:
                 self._process.terminate()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self._process.wait()), timeout=2.0)
-        await _reap(self._process)
+        await reap_process(self._process)
 
 
 class LocalTransport:
@@ -104,10 +116,10 @@ class LocalTransport:
         try:
             stdout, stderr = await asyncio.wait_for(process.communicate(stdin), timeout)
         except TimeoutError:
-            await _reap(process)
+            await reap_process(process)
             raise LinkDown(f"local command gave no answer within {timeout:g} s") from None
         except asyncio.CancelledError:
-            await _reap(process)
+            await reap_process(process)
             raise
         assert process.returncode is not None
         return CommandResult(process.returncode, stdout, stderr)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import asyncssh
 
-from qtop.errors import UsageError
+from qtop.errors import RunFailed, UsageError
 from qtop.profiles import DeviceProfile
 from qtop.transport.base import CommandResult, LinkDown
 from qtop.transport.ssh_config import (
@@ -24,6 +26,7 @@ from qtop.transport.ssh_config import (
     resolve,
 )
 from qtop.transport.ssh_route import close_route, describe_error, open_route
+from qtop.transport.upload import UploadUnavailable
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +178,33 @@ class SSHTransport:
         except (OSError, asyncssh.Error) as exc:
             raise LinkDown(f"{self.target.name}: {describe_error(exc)}") from None
         return SSHStream(process, self._lost)
+
+    async def upload(self, pairs: Sequence[tuple[Path, str]]) -> None:
+        """Copy local files to device paths over SFTP; their directories must exist.
+
+        ``UploadUnavailable`` when the server offers no SFTP subsystem.
+        """
+        connection = self._live()
+        try:
+            sftp = await connection.start_sftp_client()
+        except asyncssh.ChannelOpenError as exc:
+            raise UploadUnavailable(f"{self.target.name}: no SFTP ({exc.reason})") from None
+        except (OSError, asyncssh.Error) as exc:
+            raise LinkDown(f"{self.target.name}: {exc}") from None
+        remote = ""
+        try:
+            async with sftp:
+                for local, remote in pairs:
+                    await sftp.put(str(local), remote)
+        except asyncssh.SFTPError as exc:
+            if self._lost.is_set() or isinstance(exc, asyncssh.SFTPConnectionLost):
+                raise LinkDown(f"{self.target.name}: the link dropped during SFTP") from None
+            raise RunFailed(
+                f"{self.target.name}: SFTP to {remote} failed: {exc.reason}",
+                "check that the directory on the device is writable by the SSH user",
+            ) from None
+        except (OSError, asyncssh.Error) as exc:
+            raise LinkDown(f"{self.target.name}: {exc}") from None
 
     def abort(self) -> None:
         """Cut the connection at once, as a dropped link would (fault injection)."""

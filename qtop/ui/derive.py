@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from qtop.analysis.energy import (
     NO_POWER,
+    POWER_KINDS,
     EnergyAnalysis,
     PowerSource,
     analyze_energy,
@@ -45,7 +46,6 @@ from qtop.stats.quantiles import RunningStats
 from qtop.stats.series import Series
 
 _THERMAL_KINDS = ("temperature", "cooling")
-_POWER_KINDS = ("power", "current", "voltage", "battery_status")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +82,7 @@ def analyze_live(model: SessionModel, variant: str) -> LiveAnalysis:
     """Validity, outliers, thermal decay and energy of ``variant`` from the model's series."""
     latency = model.latency_series.get(variant)
     points = latency.view() if latency is not None else []
-    wanted_kinds = (*_THERMAL_KINDS, *_POWER_KINDS)
+    wanted_kinds = (*_THERMAL_KINDS, *POWER_KINDS)
     series = {
         channel.id: channel_series(model.channel_series[channel.id])
         for channel in model.channels.values()

@@ -77,7 +77,9 @@ def test_text_section_shows_the_figures_an_engineer_acts_on():
     assert "slowdown: sustained +25.0% (final P50 125.000 ms), peak +25.0%" in text
     assert "stability: 80.0% (worst/best throughput of 4 × 30 s windows: 8/10 it/s): FAIL" in text
     assert "gross: mean 3.000 W over 120.0 s = 360.000 J; 333.33 mJ/inference" in text
-    assert "net of idle 1.000 W (9.5 s baseline): 240.000 J; 222.22 mJ/inference" in text
+    assert (
+        "net of idle 1.000 W (9.5 s baseline, 19 readings): 240.000 J; 222.22 mJ/inference" in text
+    )
     assert "timeline (30 s windows):" in text
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from qtop.live.source import LiveSource
+from qtop.record.reader import open_recording
 from qtop.record.writer import RecordingWriter
 from qtop.session import Session
 
@@ -25,7 +25,8 @@ async def record(source: LiveSource, path: Path, observer=None) -> list[dict[str
 
 
 def load(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    """Every event of a recording as its dict (runs packed in one line come out one by one)."""
+    return [event.to_dict() for event in open_recording(path).events()]
 
 
 def of_kind(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:

@@ -1,11 +1,12 @@
 """`qtop run --local --headless` and `qtop demo --headless` as a user runs them."""
 
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
+
+from qtop.record.reader import open_recording
 
 from .helpers import group_alive, launch_locally, make_sysfs, profile_for
 
@@ -37,7 +38,7 @@ def qtop(*args, cwd, **kwargs):
 
 
 def records(path):
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return [event.to_dict() for event in open_recording(path).events()]
 
 
 def test_a_headless_local_run_prints_progress_and_the_summary(tmp_path):

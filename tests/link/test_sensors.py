@@ -31,7 +31,7 @@ PROBE = "\n".join(
         "supply\t/s/class/power_supply/battery\tbattery\tBattery\tstatus,current_now,voltage_now",
         "cpufreq\t/s/devices/system/cpu/cpufreq/policy4\tpolicy4\t2361600",
         "cpufreq\t/s/devices/system/cpu/cpufreq/policy0\tpolicy0\t1171200",
-        "meter\t/s/hwmon/hwmon2/power1_input\t1500000",
+        "meter\t/s/class/hwmon/hwmon2/power1_input\t1500000",
         "end",
     ]
 )
@@ -56,7 +56,9 @@ def test_a_probe_cut_short_is_an_error_not_an_empty_device():
 
 def test_channels_are_matched_by_type_ordered_by_zone_and_converted():
     device = DeviceProfile(
-        power_meter=(MeterChannel(path="/hwmon/hwmon2/power1_input", quantity="power", unit="uW"),)
+        power_meter=(
+            MeterChannel(path="/sys/class/hwmon/hwmon2/power1_input", quantity="power", unit="uW"),
+        )
     )
     plan = plan_sensors(parse_probe(PROBE), device)
     ids = [c.id for c in plan.channels]
@@ -68,6 +70,7 @@ def test_channels_are_matched_by_type_ordered_by_zone_and_converted():
         "cooling/cdsp",
         "power/battery/status",
         "power/battery/current",
+        "power/battery/current_now",
         "power/battery/voltage",
         "power/battery/power",
         "meter/hwmon2-power1_input/power",
@@ -81,7 +84,8 @@ def test_channels_are_matched_by_type_ordered_by_zone_and_converted():
         Trip(type="passive", temp_c=115.0, hyst_c=5.0),
     )
     assert plan.channels[4].max_state == 12
-    assert plan.channels[8].label == "battery computed |I| x V"
+    assert plan.channels[9].label == "battery computed |I| x V"
+    assert plan.channels[7].kind == "current_raw"
     raw = [
         "45000", "-273000", "", "52100", "3", "Discharging", "-420000", "3900000",
         "1500000", "1171200", "bogus", "100",
@@ -95,6 +99,7 @@ def test_channels_are_matched_by_type_ordered_by_zone_and_converted():
         "cooling/cdsp": 3.0,
         "power/battery/status": -1.0,
         "power/battery/current": -0.42,
+        "power/battery/current_now": -0.42,
         "power/battery/voltage": 3.9,
         "power/battery/power": pytest.approx(1.638),
         "meter/hwmon2-power1_input/power": 1.5,
@@ -115,18 +120,29 @@ def test_selection_by_pattern_and_warnings_for_unmatched_names():
     plan = plan_sensors(parse_probe(PROBE), device)
     assert [c.id for c in plan.channels if c.kind == "temperature"] == ["thermal/nsp-0-0-0-thermal"]
     assert not any(c.kind == "current" for c in plan.channels)
-    assert plan.warnings == (
-        "device.thermal_zones: 'gpu*' matches nothing (found: camera-0, cpu-0-0-0-thermal, "
-        "nsp-0-0-0-thermal)",
-        "device.power_supply: no supply named 'bms' on the device (found: usb, battery); "
-        "no battery telemetry",
+    assert [(f.key, f.problem) for f in plan.findings] == [
+        (
+            "device.thermal_zones",
+            "'gpu*' matches nothing (found: camera-0, cpu-0-0-0-thermal, nsp-0-0-0-thermal)",
+        ),
+        (
+            "device.power_supply",
+            "no supply named 'bms' on the device (found: usb, battery); no battery telemetry",
+        ),
+    ]
+    assert plan.findings[0].fix.startswith("use names from the list above or from 'qtop probe'")
+    assert plan.warnings == tuple(str(f) for f in plan.findings)
+    assert plan.warnings[1].endswith(
+        "; fix: name one of the supplies found, or use auto (the first of type Battery)"
     )
 
 
 def test_current_direction_comes_from_status_not_the_drivers_sign():
     assert units.directed_current(-0.5, 1.0) == 0.5
     assert units.directed_current(0.5, -1.0) == -0.5
-    assert units.directed_current(-0.5, 0.0) == 0.5
+    # Only Charging sends current into the battery; full, idle or unknown supply the board.
+    assert units.directed_current(0.5, 0.0) == -0.5
+    assert units.directed_current(0.5, None) == -0.5
     assert units.status_code("Not charging") == 0.0
     assert units.status_code("") is None
 

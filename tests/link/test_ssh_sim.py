@@ -1,4 +1,5 @@
-"""LiveSource over real SSH against the simulated board, with faults injected."""
+"""LiveSource against the simulated board, with faults injected: over real SSH, and again
+over adb (the real adb client through the simulated adb server), the same tests."""
 
 import asyncio
 import json
@@ -8,14 +9,13 @@ import time
 import pytest
 
 from qtop.device.plan import RunOptions
-from qtop.events import Iteration, Sample
+from qtop.events import Iteration, Link, Sample
 from qtop.live.backoff import Backoff
 from qtop.live.source import LiveSource
 from qtop.profiles import load_profile_text
-from qtop.sim import start_sim
-from qtop.transport.ssh import SSHTarget, SSHTransport
+from qtop.transport.factory import make_transport
 
-from .proxy import SilentDropProxy
+from .links import sim_link
 from .recording import check_complete, of_kind, record
 
 FAST = Backoff(initial_s=0.1, maximum_s=0.5)
@@ -27,18 +27,12 @@ NETRUN = (
 )
 
 
-def sim_profile(sim, run: str, port: int | None = None, keepalive: str = ""):
-    overrides = sim.device_overrides()
+def sim_profile(link, run: str, keepalive: str = ""):
     text = (
         "name: simlink\n"
         "device:\n"
-        f"  host: {overrides['host']}\n"
-        f"  port: {port or overrides['port']}\n"
-        f"  user: {overrides['user']}\n"
-        f"  identity_file: {overrides['identity_file']}\n"
-        f"  known_hosts: {overrides['known_hosts']}\n"
+        f"{link.device_yaml()}"
         "  sysfs_root: $QTOP_SIM_SYSFS\n"
-        f"  spool_dir: {overrides['spool_dir']}\n"
         "  sample_interval: 50ms\n"
         f"{keepalive}"
         f"run: {run}\n"
@@ -47,10 +41,9 @@ def sim_profile(sim, run: str, port: int | None = None, keepalive: str = ""):
 
 
 def sim_source(profile, options=None):
-    target = SSHTarget.from_profile(profile.device)
     return LiveSource(
         profile,
-        SSHTransport(target),
+        make_transport(profile),
         source_kind="sim",
         backoff=FAST,
         run_options=options or RunOptions(calibrations=5),
@@ -83,35 +76,42 @@ class FaultInjector:
             task.add_done_callback(self._tasks.discard)
 
 
-async def test_a_run_over_ssh_survives_a_dropped_connection(tmp_path):
-    async with start_sim(tmp_path / "sim", variant="glasses", time_scale=20) as sim:
+async def test_a_run_survives_a_dropped_link(tmp_path, transport_kind):
+    async with sim_link(tmp_path / "sim", transport_kind, variant="glasses", time_scale=20) as link:
         run = "{command: '" + NETRUN.format(n=2) + "', warmup: 1, iterations: 12}"
-        source = sim_source(sim_profile(sim, run))
-        injector = FaultInjector(source, [10], lambda _: sim.drop_connections())
+        source = sim_source(sim_profile(link, run))
+        injector = FaultInjector(source, [10], lambda _: link.drop())
         events = await record(source, tmp_path / "run.jsonl", injector)
     assert injector.injected == 1
+    assert events[0]["device"]["transport"].startswith(transport_kind)
+    if transport_kind == "adb":
+        # The link events say the device went away and that qtop waits for it.
+        disconnected = next(e for e in of_kind(events, "link") if e["state"] == "disconnected")
+        assert disconnected["detail"].startswith("device QTOPSIM0001 is no longer attached")
+        assert disconnected["detail"].endswith("waiting for it to come back")
     check_complete(events, processes=13, faults=1)
     header = events[0]
     assert header["source"] == "sim"
-    assert header["device"]["shell"].startswith("bash")
+    # The glasses have no bash, as on Android: the agent runs in plain sh.
+    assert header["device"]["shell"] == "sh"
     ids = [c["id"] for c in of_kind(events, "channels")[0]["channels"]]
-    assert "thermal/nsp-0-0-0-thermal" in ids and "power/battery/power" in ids
+    assert "thermal/nsphvx-0" in ids and "power/battery/power" in ids
     battery = [s["values"]["power/battery/current"] for s in of_kind(events, "sample")]
     assert all(value is not None and value < 0 for value in battery)
     assert all(i["exit_status"] == 0 for i in of_kind(events, "iteration"))
 
 
 @pytest.mark.slow
-async def test_repeated_aborts_and_a_server_restart_lose_nothing(tmp_path):
-    async with start_sim(tmp_path / "sim", variant="evk", time_scale=20) as sim:
+async def test_repeated_aborts_and_a_server_restart_lose_nothing(tmp_path, transport_kind):
+    async with sim_link(tmp_path / "sim", transport_kind, variant="evk", time_scale=20) as link:
         run = "{command: '" + NETRUN.format(n=3) + "', warmup: 2, iterations: 100}"
-        source = sim_source(sim_profile(sim, run))
+        source = sim_source(sim_profile(link, run))
 
         async def fault(number):
             if number == 3:
-                await sim.restart_ssh()
+                await link.restart_server()
             else:
-                await sim.drop_connections()
+                await link.drop()
 
         injector = FaultInjector(source, [15, 40, 65, 90, 115], fault)
         events = await record(source, tmp_path / "run.jsonl", injector)
@@ -120,27 +120,43 @@ async def test_repeated_aborts_and_a_server_restart_lose_nothing(tmp_path):
 
 
 @pytest.mark.slow
-async def test_a_silent_drop_is_noticed_by_keepalives_and_resumed(tmp_path):
-    async with start_sim(tmp_path / "sim", variant="evk", time_scale=20) as sim:
-        proxy = SilentDropProxy(sim.host, sim.port)
-        port = await proxy.start()
+async def test_a_sustained_run_with_three_disconnects_loses_and_repeats_nothing(
+    tmp_path, transport_kind
+):
+    """Device gone and back three times during a 6 s sustained run: every tick, once."""
+    async with sim_link(tmp_path / "sim", transport_kind, variant="glasses", time_scale=20) as link:
+        run = "{command: '" + NETRUN.format(n=2) + "', warmup: 1, duration: 6s}"
+        source = sim_source(sim_profile(link, run))
+        injector = FaultInjector(source, [40, 90, 140], lambda _: link.drop())
+        events = await record(source, tmp_path / "run.jsonl", injector)
+    assert injector.injected == 3
+    processes = len(of_kind(events, "iteration"))
+    check_complete(events, processes=processes, faults=3)
+    samples = of_kind(events, "sample")
+    # 6 s at 50 ms is about 120 ticks, and none was skipped while the link was away.
+    assert len(samples) >= 100
+    times = [s["t"] for s in samples]
+    assert times == sorted(times) and len(set(times)) == len(times)
+    assert sum(e["state"] == "reconnecting" for e in of_kind(events, "link")) >= 3
+
+
+@pytest.mark.slow
+async def test_a_silent_drop_is_noticed_by_keepalives_and_resumed(tmp_path, transport_kind):
+    async with sim_link(tmp_path / "sim", transport_kind, variant="evk", time_scale=20) as link:
         keepalive = "  keepalive_interval: 300ms\n  keepalive_count_max: 2\n"
         run = "{command: '" + NETRUN.format(n=3) + "', warmup: 0, iterations: 30}"
-        profile = sim_profile(sim, run, port=port, keepalive=keepalive)
-        # The proxy's port is not the sim's: trust the sim's key there too.
-        known = sim.known_hosts_path.read_text().replace(f"]:{sim.port}", f"]:{port}")
-        (tmp_path / "known_hosts").write_text(known)
-        profile = profile.replace_device(known_hosts=str(tmp_path / "known_hosts"))
+        profile = await link.silent_profile(sim_profile(link, run, keepalive=keepalive), tmp_path)
         source = sim_source(profile)
         silenced_at = []
 
         def observe(batch):
             if not silenced_at and any(isinstance(e, Iteration) for e in batch):
                 silenced_at.append(time.time())
-                proxy.go_silent()
+                link.go_silent()
+            if any(isinstance(e, Link) and e.state == "disconnected" for e in batch):
+                link.noticed()
 
         events = await record(source, tmp_path / "run.jsonl", observe)
-        await proxy.close()
     check_complete(events, processes=30, faults=1)
     disconnected = next(e for e in of_kind(events, "link") if e["state"] == "disconnected")
     detection_s = disconnected["host_t"] - silenced_at[0]
@@ -148,17 +164,18 @@ async def test_a_silent_drop_is_noticed_by_keepalives_and_resumed(tmp_path):
 
 
 @pytest.mark.slow
-async def test_wall_latency_matches_the_ground_truth_at_the_median(tmp_path):
+async def test_wall_latency_matches_the_ground_truth_at_the_median(tmp_path, transport_kind):
     """The device-stamped latency, less the calibrated timer overhead, is the tool's time.
 
     30 inferences per process make a realistic qnn-net-run process (~150 ms);
     the timer is calibrated with the default empty command, as on a real board.
     """
-    async with start_sim(tmp_path / "sim", variant="glasses", time_scale=1, seed=3) as sim:
+    options = {"variant": "glasses", "time_scale": 1, "seed": 3}
+    async with sim_link(tmp_path / "sim", transport_kind, **options) as link:
         run = "{command: '" + NETRUN.format(n=30) + "', warmup: 2, iterations: 40}"
-        source = sim_source(sim_profile(sim, run))
+        source = sim_source(sim_profile(link, run))
         events = await record(source, tmp_path / "run.jsonl")
-        truth = [json.loads(line) for line in sim.ground_truth_path.read_text().splitlines()]
+        truth = [json.loads(line) for line in link.sim.ground_truth_path.read_text().splitlines()]
     netruns = [t for t in truth if t["tool"] == "qnn-net-run" and "--version" not in t["argv"]]
     runs = [t["wall_s"] for t in netruns][2:]
     measured = [i["latency_s"] for i in of_kind(events, "iteration") if i["phase"] == "measure"]

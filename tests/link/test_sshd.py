@@ -95,7 +95,7 @@ async def test_the_simulated_board_behind_sshd(tmp_path):
     check_complete(events, processes=11, faults=0)
     assert all(i["exit_status"] == 0 for i in of_kind(events, "iteration"))
     values = of_kind(events, "sample")[-1]["values"]
-    assert values["thermal/nsp-0-0-0-thermal"] is not None
+    assert values["thermal/nsphvx-0"] is not None
     assert values["power/battery/voltage"] > 3
 
 

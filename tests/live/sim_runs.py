@@ -1,4 +1,8 @@
-"""Runs of shipped and test profiles against the simulated board, over real SSH."""
+"""Runs of shipped and test profiles against the simulated board, over real SSH or adb.
+
+``sim`` in the helpers is a ``link.links.SimLink`` (or a RunningSim, for SSH):
+its ``device_overrides`` point a profile at the board over its transport.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ from qtop.live.hooks import ProcessHook, profiler_hook_for
 from qtop.live.source import LiveSource
 from qtop.profiles import Profile, load_profile, load_profile_text, resolve_profile
 from qtop.sim.config import GenieConfig, SimConfig, default_config
-from qtop.transport.ssh import SSHTarget, SSHTransport
+from qtop.transport.factory import make_transport
 
 FAST = Backoff(initial_s=0.1, maximum_s=0.5)
 # Genie in a hurry: the figures keep their shape, a query takes about 60 ms.
@@ -56,7 +60,8 @@ def shipped(name: str, sim: Any, **run: Any) -> Profile:
 
 
 def custom(sim: Any, run_yaml: str) -> Profile:
-    device = "".join(f"  {k}: {v}\n" for k, v in sim.device_overrides().items())
+    overrides = sim.device_overrides().items()
+    device = "".join(f"  {k}: {v}\n" for k, v in overrides if v is not None)
     text = f"name: simprofiler\ndevice:\n{device}  sample_interval: 50ms\nrun:\n{run_yaml}"
     return load_profile_text(text, "simprofiler.yaml")
 
@@ -64,10 +69,9 @@ def custom(sim: Any, run_yaml: str) -> Profile:
 async def run_profile(
     profile: Profile, path: Path, hook: ProcessHook | None = None, observer: Any = None
 ) -> list[dict[str, Any]]:
-    transport = SSHTransport(SSHTarget.from_profile(profile.device))
     source = LiveSource(
         profile,
-        transport,
+        make_transport(profile),
         source_kind="sim",
         backoff=FAST,
         hook=hook or profiler_hook_for(profile),

@@ -1,9 +1,9 @@
-"""Profiler-driven runs against the simulated board over real SSH, checked against its truth."""
+"""Profiler-driven runs against the simulated board, checked against its truth: over real
+SSH, and again over adb (``transport_kind``)."""
 
 import pytest
+from link.links import sim_link
 from link.recording import of_kind
-
-from qtop.sim import start_sim
 
 from .sim_runs import (
     CONV_RELU,
@@ -40,8 +40,10 @@ def expected_from_truth(runs, warmup, wanted):
     return expected, processes
 
 
-async def test_execute_stats_latencies_are_the_simulators_own(tmp_path):
-    async with start_sim(tmp_path / "sim", variant="evk", time_scale=20, seed=4) as sim:
+async def test_execute_stats_latencies_are_the_simulators_own(tmp_path, transport_kind):
+    async with sim_link(
+        tmp_path / "sim", transport_kind, variant="evk", time_scale=20, seed=4
+    ) as sim:
         profile = shipped("sim-evk", sim, warmup=2, iterations=30)
         events = await run_profile(profile, tmp_path / "run.jsonl")
         runs = truth(sim, "qnn-net-run")
@@ -119,10 +121,12 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-async def test_every_profiler_kind_gives_reports_next_to_wall_latency(tmp_path, case):
+async def test_every_profiler_kind_gives_reports_next_to_wall_latency(
+    tmp_path, transport_kind, case
+):
     command, profiler, kind = CASES[case]
-    async with start_sim(
-        tmp_path / "sim", variant="evk", time_scale=20, config=quick_genie_config()
+    async with sim_link(
+        tmp_path / "sim", transport_kind, variant="evk", time_scale=20, config=quick_genie_config()
     ) as sim:
         run = f"  command: '{command}'\n  warmup: 0\n  iterations: 3\n  profiler: {profiler}\n"
         events = await run_profile(custom(sim, run), tmp_path / "run.jsonl")
@@ -142,8 +146,12 @@ async def test_every_profiler_kind_gives_reports_next_to_wall_latency(tmp_path, 
     assert events[-1]["reason"] == "completed"
 
 
-async def test_optrace_latencies_come_from_the_text_render_and_the_report_from_the_trace(tmp_path):
-    async with start_sim(tmp_path / "sim", variant="evk", time_scale=20, seed=2) as sim:
+async def test_optrace_latencies_come_from_the_text_render_and_the_report_from_the_trace(
+    tmp_path, transport_kind
+):
+    async with sim_link(
+        tmp_path / "sim", transport_kind, variant="evk", time_scale=20, seed=2
+    ) as sim:
         command = netrun(CONV_RELU, 4, "--profiling_level detailed --profiling_option optrace")
         run = (
             f"  command: '{command}'\n"
@@ -158,9 +166,11 @@ async def test_optrace_latencies_come_from_the_text_render_and_the_report_from_t
     assert [r["source_kind"] for r in of_kind(events, "profile_report")] == ["optrace", "optrace"]
 
 
-async def test_genie_queries_give_ttft_and_rates_and_a_killed_one_is_explained(tmp_path):
-    async with start_sim(
-        tmp_path / "sim", variant="evk", time_scale=20, config=quick_genie_config()
+async def test_genie_queries_give_ttft_and_rates_and_a_killed_one_is_explained(
+    tmp_path, transport_kind
+):
+    async with sim_link(
+        tmp_path / "sim", transport_kind, variant="evk", time_scale=20, config=quick_genie_config()
     ) as sim:
         # The first query is killed the way the seed's `timeout 300` killed it: no profile.
         command = (
@@ -201,7 +211,7 @@ async def test_genie_queries_give_ttft_and_rates_and_a_killed_one_is_explained(t
 
 
 class DropBeforeHook:
-    """Drops every SSH connection as the hook starts on the chosen processes (once each)."""
+    """Drops the link as the hook starts on the chosen processes (once each)."""
 
     def __init__(self, inner, sim, processes):
         self.inner, self.sim = inner, sim
@@ -212,15 +222,19 @@ class DropBeforeHook:
         self.calls.append(exit.process)
         if exit.process in self.pending:
             self.pending.discard(exit.process)
-            await self.sim.drop_connections()
+            await self.sim.drop()
         return await self.inner(exit, device)
 
 
-async def test_a_link_dropped_during_the_hook_loses_and_duplicates_nothing(tmp_path, monkeypatch):
+async def test_a_link_dropped_during_the_hook_loses_and_duplicates_nothing(
+    tmp_path, transport_kind, monkeypatch
+):
     from qtop.device import control
     from qtop.live.hooks import profiler_hook_for
 
-    async with start_sim(tmp_path / "sim", variant="evk", time_scale=20, seed=7) as sim:
+    async with sim_link(
+        tmp_path / "sim", transport_kind, variant="evk", time_scale=20, seed=7
+    ) as sim:
         profile = shipped("sim-evk", sim, warmup=2, iterations=40)
         hook = DropBeforeHook(profiler_hook_for(profile), sim, {1})
         advance = control.advance
@@ -229,7 +243,7 @@ async def test_a_link_dropped_during_the_hook_loses_and_duplicates_nothing(tmp_p
         async def drop_first_advance(transport, run_dir, variant):
             advances.append(variant)
             if len(advances) == 1:
-                await sim.drop_connections()
+                await sim.drop()
             await advance(transport, run_dir, variant)
 
         monkeypatch.setattr(control, "advance", drop_first_advance)
@@ -252,9 +266,13 @@ async def test_a_link_dropped_during_the_hook_loses_and_duplicates_nothing(tmp_p
     assert "lost_lines" not in end["counts"]
 
 
-async def test_a_sweep_advances_through_every_variant(tmp_path):
-    async with start_sim(tmp_path / "sim", variant="glasses", time_scale=20, seed=1) as sim:
-        profile = shipped("sim-glasses", sim, warmup=2, iterations=12, idle_baseline_s=0.0)
+async def test_a_sweep_advances_through_every_variant(tmp_path, transport_kind):
+    async with sim_link(
+        tmp_path / "sim", transport_kind, variant="glasses", time_scale=20, seed=1
+    ) as sim:
+        profile = shipped(
+            "sim-glasses", sim, warmup=2, iterations=12, duration_s=None, idle_baseline_s=0.0
+        )
         command = profile.run.command.replace("--num_inferences 50", "--num_inferences 8")
         events = await run_profile(profile.replace_run(command=command), tmp_path / "run.jsonl")
         runs = truth(sim, "qnn-net-run")

@@ -120,3 +120,14 @@ def test_the_battery_drains_and_sags_under_load() -> None:
 
 def test_the_evk_has_no_battery() -> None:
     assert ThermalModel(default_config("evk")).battery() is None
+
+
+def test_the_power_parts_add_up_to_the_batterys_power() -> None:
+    model = ThermalModel(default_config("glasses"))
+    model.step(1.0, npu_load=0.6, cpu_load=0.3)
+    reading = model.battery()
+    assert reading is not None
+    parts = model.power_parts_w()
+    assert parts["npu"] > 0 and parts["system"] > 0
+    assert sum(parts.values()) == pytest.approx(reading.current_ma / 1000 * reading.volts)
+    assert sum(model.current_parts_ma().values()) == pytest.approx(model.current_ma())

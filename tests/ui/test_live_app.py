@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 
 from fixtures.sessions import simple_session_events
@@ -11,6 +10,7 @@ from textual.widgets import Input, Static
 
 from qtop.errors import RunFailed
 from qtop.events import End, Event, Header
+from qtop.record.reader import open_recording
 from qtop.record.writer import RecordingWriter
 from qtop.session import Session
 from qtop.ui.app import QtopApp
@@ -35,7 +35,8 @@ def recorded_session(tmp_path, events: list[Event], delay_s: float = 0.0):
 
 
 def lines_of(path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    """Every event of the recording as its dict, in order (the index line is not an event)."""
+    return [event.to_dict() for event in open_recording(path).events()]
 
 
 async def test_panes_refresh_on_a_timer_not_per_event(tmp_path):

@@ -190,8 +190,8 @@ async def test_thermal_power_and_header_panes():
         assert len(zones) == 1 + 6
         assert zones[1].startswith("nsp-0-0-0-thermal") and "to passive 95" in zones[1]
         assert "no trips" in zones[5]
-        assert "energy/inference 1239.32 mJ" in plain(app, "#power-energy")
-        assert "net 830.93 mJ" in plain(app, "#power-energy")
+        assert "energy/inference 1239.37 mJ" in plain(app, "#power-energy")
+        assert "net 840.00 mJ" in plain(app, "#power-energy")
         status = plain(app, "#status")
         assert "ended: completed" in status and "5.0 Hz × 10 ch" in status
 

@@ -207,6 +207,35 @@ CASES: tuple[KeyCases, ...] = (
         ),
     ),
     KeyCases(
+        "device.transport",
+        ("ssh", "adb"),
+        (Bad("usb", "'usb' is not one of ssh, adb", "use one of: ssh, adb"),),
+    ),
+    KeyCases(
+        "device.serial",
+        ("1a2b3c4d", "192.168.1.20:5555", "emulator-5554"),
+        (
+            Bad(
+                "'a b'",
+                "'a b' is not an adb serial",
+                "write the serial 'adb devices' shows, e.g. 1a2b3c4d or 192.168.1.20:5555",
+            ),
+            Bad(
+                "-s",
+                "'-s' is not an adb serial",
+                "write the serial 'adb devices' shows, e.g. 1a2b3c4d or 192.168.1.20:5555",
+            ),
+        ),
+    ),
+    KeyCases(
+        "device.adb_server",
+        ("127.0.0.1:5037", "adbhost.lan:5037", "'[::1]:5037'"),
+        (
+            Bad("127.0.0.1", "'127.0.0.1' is not host:port", "write e.g. 127.0.0.1:5037"),
+            Bad("'host: 5037'", "'host: 5037' is not host:port", "write e.g. 127.0.0.1:5037"),
+        ),
+    ),
+    KeyCases(
         "device.connect_timeout",
         ("10", "30s"),
         (
@@ -680,6 +709,30 @@ CASES: tuple[KeyCases, ...] = (
         "run.max_consecutive_failures",
         ("5",),
         (Bad("0", "0 is below the minimum, 1", whole(1, 1000000, 5)),),
+    ),
+    KeyCases(
+        "run.push",
+        ("[{from: artifacts/, to: /data/local/tmp/prismml/}]", "[{from: a.bin, to: /d/b.bin}]"),
+        (
+            Bad(
+                "[{from: artifacts/, to: data/}]",
+                "'data/' is not an absolute path on the device",
+                "start it with /, e.g. /data/local/tmp/prismml/",
+                key="run.push[0].to",
+            ),
+            Bad(
+                "[{to: /data/}]",
+                "missing required key 'from'",
+                "add it, e.g. from: artifacts/",
+                key="run.push[0]",
+            ),
+            Bad(
+                "[{from: a, to: /d, mode: 644}]",
+                "unknown key",
+                "known keys here: from, to",
+                key="run.push[0].mode",
+            ),
+        ),
     ),
 )
 

@@ -16,7 +16,7 @@ def test_every_subcommand_has_help(command, capsys):
 
 def test_design_section_4_commands_are_all_registered():
     assert set(COMMANDS) == {
-        "demo", "run", "replay", "report", "compare", "ops", "export", "sim", "profiles",
+        "demo", "run", "probe", "replay", "report", "compare", "ops", "export", "sim", "profiles",
     }  # fmt: skip
 
 

@@ -103,10 +103,15 @@ def test_unavailable_sensor_values_stay_none_not_zero():
     [
         ({"kind": "nope"}, "unknown event kind"),
         ({"t": 1.0}, "unknown event kind"),
-        ({"kind": "sample", "seq": "three"}, "expected an integer"),
-        ({"kind": "iteration", "latency_s": "fast"}, "expected a number"),
-        ({"kind": "channels", "channels": {"id": 1}}, "expected a list"),
-        ({"kind": "sample", "seq": True}, "expected an integer"),
+        ({"kind": "sample", "seq": "three"}, r"sample\.seq: Expected `int`, got `str`"),
+        ({"kind": "iteration", "latency_s": "fast"}, r"iteration\.latency_s: Expected `float`"),
+        ({"kind": "channels", "channels": {"id": 1}}, r"channels\.channels: Expected `array`"),
+        ({"kind": "sample", "seq": True}, r"sample\.seq: Expected `int`, got `bool`"),
+        ({"kind": "sample", "seq": 2**64}, r"sample\.seq: Expected `int` <="),
+        ({"kind": "sample", "t": float("nan")}, r"sample\.t: Expected `float` >="),
+        ({"kind": "iteration", "end": float("inf")}, r"iteration\.end: Expected `float` <="),
+        ({"kind": "sample", "values": {"x": float("-inf")}}, r"sample\.values\[\.\.\.\]"),
+        ({"kind": "end", "counts": {"x": 1.5}}, r"end\.counts\[\.\.\.\]: Expected `int`"),
     ],
 )
 def test_malformed_dicts_raise_decode_errors(data, message):

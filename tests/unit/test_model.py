@@ -89,3 +89,53 @@ def test_failed_iterations_do_not_enter_latency():
     assert model.latency_stats("measure", "").count == 1
     assert model.failed("measure", "") == 1
     assert model.recent_failures[-1].error == "fastrpc memory map failed"
+
+
+def _runs():
+    from qtop.events import IterationRun, LogRun
+
+    iterations = IterationRun(
+        hosts=[1.0, None, 3.0, 4.0],
+        seq=7,
+        index=[0, 1, 0, 1],
+        phase=["warmup", "warmup", "measure", "measure"],
+        variant=["a", "a", "a", "b"],
+        starts=[0.0, 1.0, 2.0, 3.0],
+        ends=[1.0, 2.0, 3.0, 2.5],
+        latency=[1.0, 1.0, 1.0, 0.5],
+        status=[0, 3, 0, 0],
+        error=[None, "boom", None, None],
+        metrics=[None, None, {"ttft_s": 0.2}, None],
+    )
+    successful = IterationRun(
+        hosts=lambda: [5.0, 5.1, 5.2, 5.3, 5.4],
+        seq=11,
+        index=[0, 1, 0, 1, 0],
+        phase=["warmup", "warmup", "measure", "measure", "measure"],
+        variant=["a", "a", "a", "a", "c"],
+        starts=[4.0, 4.1, 4.2, 4.3, 4.4],
+        ends=[4.1, 4.2, 4.3, 4.4, 4.5],
+        latency=[0.1, 0.1, 0.1, 0.1, 0.1],
+        status=[0] * 5,
+        error=[None] * 5,
+        metrics=[None] * 5,
+    )
+    logs = LogRun(
+        hosts=[float(k) for k in range(1500)], seq=3, texts=[f"l{k}" for k in range(1500)]
+    )
+    return iterations, successful, logs
+
+
+def test_a_packed_run_folds_to_the_same_state_as_its_events():
+    from qtop.events import Sample
+
+    before = [Sample(t=0.5, seq=0, values={NSP: 40.0})]
+    for run in _runs():
+        one_by_one = fold(before)
+        for event in run.events():
+            one_by_one.apply(event)
+        whole = fold(before)
+        whole.apply_run(run)
+        assert json.dumps(whole.snapshot()) == json.dumps(one_by_one.snapshot())
+    iterations, _, _ = _runs()
+    assert fold(iterations.events()).recent_failures[-1].error == "boom"

@@ -49,10 +49,14 @@ def test_glasses_profile_is_the_seed_workflow():
     profile = load_profile(builtin_profile_dir() / "glasses-prismml.yaml")
     assert [v.name for v in profile.run.variants] == ["w8a8", "w8a16", "w4a16"]
     assert 10 <= profile.run.warmup <= 20
-    assert profile.run.iterations >= 200
+    assert profile.run.min_iterations >= 200
+    # Long enough for a 1 s fuel gauge: 20 readings measured, 10 in the idle baseline.
+    assert profile.run.duration_s >= 20 and profile.run.idle_baseline_s >= 10
     assert profile.device.power_supply == "battery"
     thermal = load_profile(builtin_profile_dir() / "glasses-prismml-thermal.yaml")
-    assert thermal.run.duration_s == 600
+    assert thermal.run.duration_s == 600 and thermal.run.idle_baseline_s >= 10
+    simulated = load_profile(builtin_profile_dir() / "sim-glasses.yaml")
+    assert simulated.run.duration_s >= 20 and simulated.run.idle_baseline_s >= 10
 
 
 def test_minimal_profile_gets_documented_defaults():

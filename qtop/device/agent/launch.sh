@@ -9,12 +9,13 @@ done
 # ignored, and a shell cannot undo that, so the run would be deaf to the
 # timeout's SIGINT. bash with job control (set -m), or python3, start it with
 # SIGINT at its default; plain setsid is the fallback (the timeout then
-# starts with SIGTERM).
+# starts with SIGTERM). python3 counts only if it runs: a wrapper on the PATH
+# (a pyenv shim needs bash) may not.
 qtop_out="$qtop_dir/agent.err"
 if command -v bash >/dev/null 2>&1 && command -v setsid >/dev/null 2>&1; then
 	QTOP_SIGINT=default bash -c 'set -m; setsid "$0" "$1/run.sh" "$1" </dev/null >>"$2" 2>&1 &' \
 		"$qtop_shell" "$qtop_dir" "$qtop_out"
-elif command -v python3 >/dev/null 2>&1; then
+elif python3 -c '' >/dev/null 2>&1; then
 	QTOP_SIGINT=default python3 -c 'import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.setsid()

@@ -142,6 +142,11 @@ def identity_chips(view: View) -> list[Chip]:
 def status_chips(view: View) -> list[Chip]:
     model = view.model
     chips: list[Chip] = [phase_chip(model), link_chip(view)]
+    if model.probe_warnings:
+        # What the probe found missing (no zones, no power source): the fix is in the log.
+        more = len(model.probe_warnings) - 1
+        first = model.probe_warnings[0].split("; fix: ")[0]
+        chips.append((f"⚠ {first}{f' (+{more} more)' if more else ''}, fix in log", LOUD))
     rate = sample_rate(model)
     channels = len(model.channels)
     chips.append((f"{rate:.1f} Hz × {channels} ch" if rate else f"— Hz × {channels} ch", ""))

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Static
 
-from qtop.analysis.energy import STATUS_CHARGING, UNIT_SCALE, PowerSource
-from qtop.stats.model import SessionModel
+from qtop.analysis.power_now import PowerNow, power_now
 from qtop.ui.derive import LiveAnalysis
 from qtop.ui.format import MISSING, clock, fmt
 from qtop.ui.panes.base import Pane
@@ -17,80 +14,7 @@ from qtop.ui.plot import Figure, Line, gap_limit
 from qtop.ui.view import View
 from qtop.ui.widgets.line_chart import LineChart
 
-ROLLING_WINDOW_S = 10.0
 LOUD = "bold reverse $error"
-
-
-@dataclass(frozen=True, slots=True)
-class PowerNow:
-    """The latest readings of the chosen power source (watts, amps, volts)."""
-
-    power_w: float | None
-    current_a: float | None
-    voltage_v: float | None
-    average_w: float | None
-    peak_w: float | None
-    charging: bool
-    trace: tuple[tuple[float, float], ...]
-
-
-def _scaled(model: SessionModel, channel_id: str | None) -> float | None:
-    if channel_id is None:
-        return None
-    value = model.last_value(channel_id)
-    channel = model.channels.get(channel_id)
-    if value is None or channel is None:
-        return None
-    return abs(value) * UNIT_SCALE.get(channel.unit, 1.0)
-
-
-def _group_channel(model: SessionModel, source: PowerSource, kind: str) -> str | None:
-    return next(
-        (
-            c.id
-            for c in model.channels.values()
-            if c.kind == kind and c.id.rsplit("/", 1)[0] == source.group
-        ),
-        None,
-    )
-
-
-def power_trace(model: SessionModel, source: PowerSource) -> list[tuple[float, float]]:
-    """(device time, watts) from the model's series of the source's channels."""
-    scales = [UNIT_SCALE.get(model.channels[c].unit, 1.0) for c in source.channels]
-    views = [model.channel_series[c].view() for c in source.channels if c in model.channel_series]
-    if len(views) != len(source.channels):
-        return []
-    if source.method == "power":
-        return [(p.t, abs(p.mean) * scales[0]) for p in views[0]]
-    volts = {p.t: abs(p.mean) * scales[1] for p in views[1]}
-    return [(p.t, abs(p.mean) * scales[0] * volts[p.t]) for p in views[0] if p.t in volts]
-
-
-def power_now(model: SessionModel, source: PowerSource | None) -> PowerNow | None:
-    if source is None:
-        return None
-    trace = power_trace(model, source)
-    current_id = _group_channel(model, source, "current")
-    voltage_id = _group_channel(model, source, "voltage")
-    current, voltage = _scaled(model, current_id), _scaled(model, voltage_id)
-    if source.method == "power":
-        power = _scaled(model, source.channels[0])
-    else:
-        power = current * voltage if current is not None and voltage is not None else None
-    recent = [
-        w for t, w in trace if model.t_last is not None and t >= model.t_last - ROLLING_WINDOW_S
-    ]
-    status = model.last_value(source.status_channel) if source.status_channel else None
-    return PowerNow(
-        power_w=power,
-        current_a=current,
-        voltage_v=voltage,
-        average_w=sum(recent) / len(recent) if recent else None,
-        peak_w=max((w for _, w in trace), default=None),
-        charging=status is not None and round(status) == STATUS_CHARGING,
-        trace=tuple(trace),
-    )
 
 
 def readings_line(now: PowerNow) -> Content:
@@ -101,6 +25,8 @@ def readings_line(now: PowerNow) -> Content:
     ]  # fmt: skip
     if now.current_a is not None:
         parts += [("  │  ", "$text-muted"), f"{now.current_a * 1000:.0f} mA"]
+        if now.current_sign:
+            parts.append((f" ({now.current_sign})", "$text-muted"))
     if now.voltage_v is not None:
         parts += [("  ", ""), f"{fmt(now.voltage_v, 2)} V"]
     return Content.assemble(*parts)
@@ -117,8 +43,12 @@ def energy_line(analysis: LiveAnalysis | None) -> Content:
         ("energy/inference ", "$text-muted"),
         (MISSING if per is None else f"{per * 1000:.2f} mJ", "bold $accent"),
     ]
+    if per is not None and not energy.valid:
+        parts.append((" NOT VALID", "bold $warning"))
     if energy.net_energy_per_inference_j is not None:
         parts += [("  net ", "$text-muted"), f"{energy.net_energy_per_inference_j * 1000:.2f} mJ"]
+        if not energy.net_valid:
+            parts.append((" NOT VALID", "bold $warning"))
     parts += [
         ("  │  ", "$text-muted"),
         f"{fmt(energy.mean_power_w, 2)} W × {clock(energy.span_s)}, {energy.inferences} inf.",
@@ -132,6 +62,11 @@ def power_warnings(now: PowerNow | None, analysis: LiveAnalysis | None) -> list[
         out.append(("BATTERY CHARGING: the current includes the charge current", LOUD))
     energy = analysis.energy if analysis is not None else None
     if energy is not None:
+        out.extend(
+            (f"not valid: {reason}", "$warning")
+            for reason in energy.invalid_reasons
+            if "charging" not in reason
+        )
         out.extend(
             (w, "$warning")
             for w in energy.warnings
