@@ -12,8 +12,9 @@ resampled iterations lie at or below a sample quantile (or their sum, for the
 mean), and a block's count is a difference of two prefix sums. A resample's
 quantile then follows from the Bahadur representation: with a fraction p* of
 it at or below the sample's q-quantile, its own q-quantile is the sample's
-(2q - p*)-quantile, to first order. Very long runs are first cut into at most
-``MAX_UNITS`` equal units of consecutive iterations, and blocks are whole units.
+(2q - p*)-quantile, to first order. In very long runs the autocorrelation is
+computed on at most ``MAX_UNITS`` units of consecutive iterations, and blocks
+start only at unit boundaries.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import math
 import operator
 import random
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from qtop.analysis.numeric import autocorrelation, percentile
@@ -60,7 +61,12 @@ def mid_ranks(values: Sequence[float], ordered: Sequence[float] | None = None) -
 
 
 class BlockBootstrap:
-    """Circular block bootstrap of one series (iterations in the order they ran)."""
+    """Circular block bootstrap of one series (iterations in the order they ran).
+
+    Blocks are ``block_length`` consecutive iterations (wrapping from the end to
+    the start) starting at a multiple of ``unit``: every iteration for runs of up
+    to ``MAX_UNITS`` iterations, every ``unit``-th beyond.
+    """
 
     def __init__(self, values: Sequence[float], block_length: int | None = None) -> None:
         if not values:
@@ -68,15 +74,17 @@ class BlockBootstrap:
         n = len(values)
         self.values = list(values)
         self.sorted = sorted(self.values)
-        self.unit = math.ceil(n / MAX_UNITS)
-        unit = self.unit
-        self._chunks = [sorted(self.values[i : i + unit]) for i in range(0, n, unit)]
-        units = len(self._chunks)
+        unit = self.unit = math.ceil(n / MAX_UNITS)
+        units = self._units = math.ceil(n / unit)
         ranks = mid_ranks(self.values, self.sorted)
-        unit_ranks = [
-            math.fsum(ranks[start : start + unit]) / len(chunk)
-            for start, chunk in zip(range(0, n, unit), self._chunks, strict=True)
-        ]
+        if unit == 1:
+            unit_ranks = ranks
+        else:
+            prefix = list(itertools.accumulate(ranks, initial=0.0))
+            unit_ranks = [
+                (prefix[min(n, start + unit)] - prefix[start]) / (min(n, start + unit) - start)
+                for start in range(0, n, unit)
+            ]
         summary = autocorrelation(unit_ranks)
         centred = [r - (n + 1) / 2 for r in ranks]
         spread = math.fsum(c * c for c in centred)
@@ -95,32 +103,35 @@ class BlockBootstrap:
             block_units = max(1, min(longest, round(summary.block_length)))
             block_units = min(units, max(block_units, math.ceil(units / MAX_BLOCKS)))
         self.block_units = block_units
+        self.block_length = min(n, block_units * unit)
         self.dependence = Dependence(
             n=n,
             n_eff=n / tau,
             autocorrelation_time=tau,
-            block_length=block_units * unit,
+            block_length=self.block_length,
             lag1=lag1,
         )
 
-    def _block_sums(self, per_unit: Sequence[float]) -> list[float]:
-        """The sum over each circular block of ``block_units`` units, by its first unit."""
-        b = self.block_units
-        extended = itertools.chain(per_unit, itertools.islice(per_unit, b))
+    def _block_sums(self, per_iteration: Iterable[float]) -> list[float]:
+        """The sum over each circular block, by its start (iterations 0, unit, 2 unit, ...)."""
+        length, n = self.block_length, len(self.values)
+        per_iteration = list(per_iteration)
+        extended = itertools.chain(per_iteration, itertools.islice(per_iteration, length))
         prefix = list(itertools.accumulate(extended, initial=0))
-        return [prefix[i + b] - prefix[i] for i in range(len(per_unit))]
+        ends = itertools.islice(prefix, length, length + n, self.unit)
+        return list(map(operator.sub, ends, itertools.islice(prefix, 0, n, self.unit)))
 
     def counts_at(self, threshold: float) -> list[float]:
         """Per circular block, how many of its iterations are at or below ``threshold``."""
-        return self._block_sums([bisect.bisect_right(c, threshold) for c in self._chunks])
+        return self._block_sums(map(threshold.__ge__, self.values))
 
     def _picker(self, rng: random.Random) -> Callable[[Sequence[float]], Sequence[float]]:
-        """One resample: its blocks' first units, as a function picking them from per-block sums.
+        """One resample: its blocks' starts, as a function picking them from per-block sums.
 
-        32 random bits per block, reduced modulo the unit count (a bias below
-        units / 2^32, under 4e-6), are several times cheaper than a float each.
+        32 random bits per block, reduced modulo the number of starts (a bias
+        below starts / 2^32, under 4e-6), are several times cheaper than a float.
         """
-        units = len(self._chunks)
+        units = self._units
         count = -(-units // self.block_units)
         raw = rng.getrandbits(8 * _WORD * count).to_bytes(_WORD * count, "little")
         starts = [word % units for word in array("I", raw)]
@@ -139,18 +150,15 @@ class BlockBootstrap:
         around the nearest of ``GRID`` sample quantiles spread over the first
         pass's range, which leaves only the curvature over a short distance.
         """
-        chunks = self._chunks
-        sizes = self._block_sums([len(c) for c in chunks])
-        sums = self._block_sums([math.fsum(c) for c in chunks])
+        sums = self._block_sums(self.values)
         centre_counts = [self.counts_at(percentile(self.sorted, q)) for q in quantiles]
+        # Every block holds block_length iterations, so every resample holds this many.
+        total = -(-self._units // self.block_units) * self.block_length
         rewind = rng.getstate()
-        totals: list[float] = []
         mean_draws: list[float] = []
         first: list[list[float]] = [[] for _ in quantiles]
         for _ in range(resamples):
             pick = self._picker(rng)
-            total = sum(pick(sizes))
-            totals.append(total)
             mean_draws.append(sum(pick(sums)) / total)
             for q, counts, levels in zip(quantiles, centre_counts, first, strict=True):
                 levels.append(min(1.0, max(0.0, 2 * q - sum(pick(counts)) / total)))
@@ -158,7 +166,7 @@ class BlockBootstrap:
         rng.setstate(rewind)
         ordered = self.sorted
         quantile_draws: list[list[float]] = [[] for _ in quantiles]
-        for resample, total in enumerate(totals):
+        for resample in range(resamples):
             pick = self._picker(rng)
             for q, grid, levels, out in zip(quantiles, grids, first, quantile_draws, strict=True):
                 level, counts = grid.nearest(levels[resample])
