@@ -24,6 +24,7 @@ from qtop.errors import UsageError
 from qtop.profiles import Profile
 from qtop.textsafe import plain
 from qtop.transport.command import assignment, exports, quote
+from qtop.variants import repetition_name
 
 AGENT_SCRIPTS = ("lib.sh", "sampler.sh", "run.sh")
 RUN_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_.-]{0,79}\Z")
@@ -160,7 +161,7 @@ def _plan_sh(profile: Profile, plan_shell: str, run_id: str, options: RunOptions
         "QTOP_PERIOD_US": _us(period),
         "QTOP_TIMEOUT_MS": _ms(run.timeout_s),
         "QTOP_MAX_FAILURES": str(run.max_consecutive_failures),
-        "QTOP_VARIANTS": str(len(run.variants) or 1),
+        "QTOP_VARIANTS": str((len(run.variants) or 1) * run.repeat),
         "QTOP_WORKDIR": device.workdir or "",
         "QTOP_CALIBRATIONS": str(max(1, options.calibrations)),
         "QTOP_CALIBRATION_COMMAND": options.calibration_command,
@@ -287,17 +288,13 @@ def build_run_plan(
     if spool is None:
         raise spool_error(probe)
     base_env = {**profile.device.env, **profile.run.env}
-    variants = profile.run.variants
     files = {name: agent_script(name) for name in AGENT_SCRIPTS}
     files["plan.sh"] = _plan_sh(profile, shell, run_id, options)
     files["tick.sh"] = _tick_sh(sensors)
     files["cooldown.sh"] = _cooldown_sh(profile, probe)
-    if variants:
-        for index, variant in enumerate(variants, start=1):
-            command = variant.command or profile.run.command
-            files[f"variant_{index}.sh"] = _variant_sh(command, base_env, variant.env)
-    else:
-        files["variant_1.sh"] = _variant_sh(profile.run.command, base_env, {})
+    slots = _slots(profile)
+    for index, (_, command, env) in enumerate(slots, start=1):
+        files[f"variant_{index}.sh"] = _variant_sh(command, base_env, env)
     files["meta"] = _meta(profile, run_id, time.time() if started is None else started)
     token = secrets.token_hex(16)
     files["token"] = token + "\n"
@@ -306,7 +303,7 @@ def build_run_plan(
         run_dir=f"{spool.rstrip('/')}/{run_id}",
         shell=shell,
         mode=run_mode(profile),
-        variants=tuple(v.name for v in variants) or ("",),
+        variants=tuple(name for name, _, _ in slots),
         files=files,
         token=token,
     )
@@ -321,6 +318,25 @@ def spool_error(probe: ProbeResult) -> UsageError:
         "or /data/local/tmp/qtop on Android) or set it to a directory only you can write; "
         "a directory another user made cannot be trusted: remove it, or pick another path",
     )
+
+
+def _slots(profile: Profile) -> list[tuple[str, str, Mapping[str, str]]]:
+    """What the runner runs in turn: (name in events, command, env), each variant once per repeat.
+
+    The runner knows only numbered variants; repeating the plan is repeating its
+    list here, and the host names each repetition (qtop/variants.py) when it
+    translates the runner's variant numbers.
+    """
+    run = profile.run
+    once = [(v.name, v.command or run.command, v.env) for v in run.variants]
+    once = once or [("", run.command, {})]
+    if run.repeat == 1:
+        return once
+    return [
+        (repetition_name(name, k), command, env)
+        for k in range(1, run.repeat + 1)
+        for name, command, env in once
+    ]
 
 
 def launch_script(plan: RunPlan) -> str:

@@ -523,6 +523,15 @@ class RunProfile:
         default_text="one configuration",
         example=[{"name": "w8a8", "env": {"CONTEXT": "w8a8.bin"}}],
     )
+    repeat: int = key(
+        Integer(1, 1000),
+        "run the whole plan (every variant, each with its cooldown, warm-up and measurement) "
+        "this many times in one session. Repetition k's iterations carry the variant name "
+        "`<variant>#k` (`#k` without variants); reports show each repetition, and `qtop "
+        "compare` uses the spread between them as the run-to-run noise of its gates",
+        default=1,
+        example=3,
+    )
     max_consecutive_failures: int = key(
         Integer(1, 1_000_000),
         "stop the run after this many failed iterations in a row",
