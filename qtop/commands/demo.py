@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
     import tempfile
     from dataclasses import replace
+    from functools import partial
 
     from qtop.commands.run import open_ui
     from qtop.live.hooks import profiler_hook_for
@@ -70,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"simulated board on {sim.host}:{sim.port} (state in {state_dir})")
             transport = SSHTransport(SSHTarget.from_profile(used.device))
             source = LiveSource(used, transport, source_kind="sim", hook=profiler_hook_for(used))
-            return await LiveRun(source, options).run(open_ui)
+            # The board goes away when qtop exits: a run cannot be left going on it.
+            return await LiveRun(source, options).run(partial(open_ui, run_outlives_qtop=False))
 
     with tempfile.TemporaryDirectory(prefix="qtop-demo-") as state_dir:
         return asyncio.run(main(state_dir))
