@@ -243,7 +243,7 @@ class Recording:
             data = {}
         label = {
             "phase": lambda: f"{data.get('phase', '')} {data.get('variant', '')}".strip(),
-            "marker": lambda: data.get("label") or data.get("note", ""),
+            "marker": lambda: data.get("note") or data.get("label", ""),
             "link": lambda: data.get("state", ""),
             "end": lambda: data.get("reason", ""),
         }[kind]()
