@@ -1,37 +1,51 @@
-"""QtopApp: composes the panes, runs the session, routes keys to whoever handles them.
+"""QtopApp: composes the panes, runs the session, and keeps the display in step with it.
 
-One async worker runs ``Session.run``: the only consumer of the source, which
-folds every event into the model (and the recording). The panes never see
-events; a timer (about 12 Hz) redraws them from the model when something
-changed, and a slower one (2 Hz) recomputes the analysis figures. So a burst
-of events costs one redraw, and a replay at full speed cannot flood the screen.
+Workers post messages and the app's handlers own the state they change:
+
+- One async worker runs ``Session.run``, the only reader of the source. The
+  session hands over what arrived at most ``display_hz`` times a second, and
+  each hand-over posts a ``ModelChanged``; a burst the display cannot keep up
+  with merges into one in the queue.
+- On ``ModelChanged`` every pane gets a new ``View`` (its reactive input) and
+  redraws from it, and the analysis is asked for.
+- The analysis (validity, onset, decay fit, energy) runs in a thread worker
+  over a copy of the model's series, at most once every ``analysis_period_s``,
+  and posts ``AnalysisReady``.
+- A replay's whole file is analysed once in another process (the throttling
+  onsets to seek to), which posts ``OnsetsFound``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Iterable, Sequence
-from typing import ClassVar
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import ClassVar, cast
 
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Grid
-from textual.css.query import NoMatches
-from textual.message import Message
+from textual.content import Content
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widgets import Footer, Static, Tab, Tabs
+from textual.worker import get_current_worker
 
+from qtop.analysis.live import LiveAnalysis, LiveInputs, analyze_live, capture
+from qtop.analysis.onsets import onset_marks
 from qtop.errors import QtopError
 from qtop.events import Event, Marker
 from qtop.record.reader import Mark
+from qtop.record.sidecar import read_markers, save_marker
 from qtop.session import Session
+from qtop.textsafe import clean
 from qtop.ui import actions as needs
 from qtop.ui.actions import ACTIONS, ActionSpec
-from qtop.ui.derive import LiveAnalysis, analyze_live
 from qtop.ui.format import offset
-from qtop.ui.onsets import onset_marks
+from qtop.ui.messages import AnalysisReady, ModelChanged, OnsetsFound, SessionFinished
 from qtop.ui.panes.base import Pane
 from qtop.ui.panes.decay import DecayPane
 from qtop.ui.panes.header import HeaderPane
@@ -41,17 +55,30 @@ from qtop.ui.panes.ops import OpsPane
 from qtop.ui.panes.power import PowerPane
 from qtop.ui.panes.replay_bar import ReplayBar
 from qtop.ui.panes.thermal import ThermalPane
-from qtop.ui.playback import Playback
+from qtop.ui.playback import Playback, marker_mark
 from qtop.ui.screens.confirm import ConfirmScreen
-from qtop.ui.screens.help import HelpScreen
+from qtop.ui.screens.help import HelpScreen, PaneKeys
 from qtop.ui.screens.marker import MarkerScreen
 from qtop.ui.screens.quit import QuitChoice, QuitScreen
 from qtop.ui.stream_log import StreamLog
 from qtop.ui.view import View
 
-REFRESH_HZ = 12.0
-ANALYSIS_HZ = 2.0
-SEEK_STEP_S = 5.0
+DISPLAY_HZ = 4.0
+# Charts (and the zone table's sparklines) cost most to draw and move least: once a second.
+CHART_PERIOD_S = 1.0
+ANALYSIS_PERIOD_S = 1.0
+# A stopped or detached run ends its stream within seconds; past this, quit anyway.
+SESSION_END_WAIT_S = 10.0
+# Below MIN_* nothing fits; below GRID_* the panes stack two at a time (latency and a
+# chosen one, the others behind tabs); from GRID_* on, all six are on screen.
+MIN_WIDTH, MIN_HEIGHT = 80, 24
+GRID_WIDTH, GRID_HEIGHT = 100, 30
+STACKED = ("thermal", "decay", "power", "ops", "log")
+# Panes with keys of their own, which act while the pane has the focus (its number key).
+PANE_KEYS: tuple[tuple[str, str, type[Pane]], ...] = (
+    ("Ops pane", "5", OpsPane),
+    ("Device log", "6", LogPane),
+)
 
 
 def _binding(spec: ActionSpec) -> Binding:
@@ -66,20 +93,11 @@ def _binding(spec: ActionSpec) -> Binding:
     )
 
 
-class SessionFinished(Message):
-    """The session's worker returned: the source ended, or failed with ``error``."""
-
-    def __init__(self, error: QtopError | None) -> None:
-        super().__init__()
-        self.error = error
-
-
-class OnsetsFound(Message):
-    """The whole recording was analysed in the background: its throttling onsets."""
-
-    def __init__(self, marks: list[Mark]) -> None:
-        super().__init__()
-        self.marks = marks
+def too_small_text(width: int, height: int) -> str:
+    return (
+        f"qtop needs a terminal of at least {MIN_WIDTH}×{MIN_HEIGHT}; this one is "
+        f"{width}×{height}.\nMake it larger (the session goes on meanwhile), or press q to quit."
+    )
 
 
 class QtopApp(App[int]):
@@ -88,46 +106,72 @@ class QtopApp(App[int]):
     CSS_PATH = "qtop.tcss"
     TITLE = "qtop"
     BINDINGS: ClassVar[list[BindingType]] = [_binding(spec) for spec in ACTIONS]
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [
+        (0, "-too-narrow"), (MIN_WIDTH, "-narrow"), (GRID_WIDTH, "-wide"),
+    ]  # fmt: skip
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [
+        (0, "-too-short"), (MIN_HEIGHT, "-short"), (GRID_HEIGHT, "-tall"),
+    ]  # fmt: skip
 
     def __init__(
         self,
         session: Session,
         *,
-        refresh_hz: float = REFRESH_HZ,
-        analysis_hz: float = ANALYSIS_HZ,
+        display_hz: float = DISPLAY_HZ,
+        chart_period_s: float = CHART_PERIOD_S,
+        analysis_period_s: float = ANALYSIS_PERIOD_S,
         analyze_recording: bool = True,
+        run_outlives_qtop: bool = True,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__()
         self.session = session
-        self.playback = Playback(session)
-        self.stream = StreamLog()
+        self.playback = Playback(session, run_outlives_qtop=run_outlives_qtop)
+        self.stream = StreamLog(clock)
         self.analysis: LiveAnalysis | None = None
         self.session_error: QtopError | None = None
         self.session_finished = False
         self.pinned_variant: str | None = None
-        self._refresh_period = 1.0 / refresh_hz
-        self._analysis_period = 1.0 / analysis_hz
-        self._analyze_recording = analyze_recording
-        self._panes: list[Pane] = []
-        self._changed = True
-        self._drawn_at: tuple[object, ...] | None = None
-        self._analysed_at: tuple[object, ...] | None = None
-        self.refreshes = 0
+        self.generation = 0
         self.onsets_searched = False
+        self._clock = clock
+        self._display_period = 1.0 / display_hz
+        self._chart_period = chart_period_s
+        self._charts_drawn = -chart_period_s
+        self._chart_timer: object | None = None
+        self._show_timer: object | None = None
+        self._charts_at: tuple[object, ...] | None = None
+        self._analysis_period = analysis_period_s
+        self._analyze_recording = analyze_recording
+        self._analysis_wanted = False
+        self._analysis_request = 0
+        self._analysis_running = False
+        self._analysis_started = -analysis_period_s
+        self._analysis_timer: object | None = None
+        self._onsets_marked: set[str] = set()
+        self._session_done: asyncio.Event | None = None
+        self._panes: list[Pane] = []
+        self._shown_at: tuple[object, ...] | None = None
 
     # --- layout --------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield HeaderPane(id="header")
+        yield HeaderPane(self.stream.silent_for, id="header")
+        yield Tabs(
+            *(Tab(f"{number} {name}", id=f"tab-{name}") for number, name in
+              enumerate(STACKED, start=2)),
+            id="pane-tabs",
+        )  # fmt: skip
         with Grid(id="panes"):
             yield LatencyPane(id="latency")
             yield ThermalPane(id="thermal")
-            yield DecayPane(id="decay")
-            yield PowerPane(id="power")
-            yield OpsPane(id="ops")
-            yield LogPane(id="log")
+            yield DecayPane(id="decay", classes="-behind")
+            yield PowerPane(id="power", classes="-behind")
+            yield OpsPane(id="ops", classes="-behind")
+            yield LogPane(id="log", classes="-behind")
         if self.playback.is_replay:
             yield ReplayBar(id="replay-bar")
+        yield Static(id="too-small")
         yield Footer()
 
     @property
@@ -136,19 +180,44 @@ class QtopApp(App[int]):
 
     def on_mount(self) -> None:
         self._panes = list(self.query(Pane))
-        self.title = f"qtop · {self.session.source.description}"
+        self._session_done = asyncio.Event()
+        self.title = clean(f"qtop · {self.session.source.description}")
         self.run_session()
-        self.set_interval(self._refresh_period, self.refresh_panes)
-        self.set_interval(self._analysis_period, self.refresh_analysis)
         replay = self.playback.replay
         if replay is not None:
             # Indexing reads the whole file once, which is how a torn tail or bad lines show up.
             replay.recording.index()
             for warning in replay.recording.warnings():
                 self.notify(warning, title="recording", severity="warning", timeout=20)
+            saved = read_markers(replay.recording.path, replay.recording.header.session_id)
+            self.playback.saved = [marker_mark(marker) for marker in saved.markers]
+            for problem in saved.problems:
+                self.notify(problem, title="saved markers", severity="warning", timeout=20)
             if self._analyze_recording:
                 self.find_onsets()
-        self.refresh_panes(force=True)
+        self._show(charts=True)
+
+    def on_resize(self) -> None:
+        for notice in self.query("#too-small").results(Static):
+            notice.update(Content(too_small_text(*self.size)))
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """A toast; its text is always plain (error messages quote device text)."""
+        super().notify(
+            clean(message, keep_newlines=True),
+            title=clean(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     # --- the session ----------------------------------------------------------
 
@@ -156,19 +225,28 @@ class QtopApp(App[int]):
     async def run_session(self) -> None:
         error: QtopError | None = None
         try:
-            await self.session.run(self._observe)
+            await self.session.run(self._observe, batch_window_s=self._display_period)
         except QtopError as exc:
             error = exc
+        finally:
+            if self._session_done is not None:
+                self._session_done.set()
         self.post_message(SessionFinished(error))
 
     def _observe(self, batch: Sequence[Event]) -> None:
         self.stream.observe(batch)
-        self._changed = True
+        self.post_message(ModelChanged())
+
+    def on_model_changed(self, _message: ModelChanged) -> None:
+        self.generation += 1
+        self._request_analysis()
+        self._show()
 
     def on_session_finished(self, message: SessionFinished) -> None:
         self.session_finished = True
         self.session_error = message.error
-        self._changed = True
+        self._request_analysis(now=True)
+        self._show(charts=True)
         if message.error is not None:
             self.notify(str(message.error), title="session stopped", severity="error", timeout=30)
         else:
@@ -178,22 +256,110 @@ class QtopApp(App[int]):
     async def find_onsets(self) -> None:
         """Analyse the whole recording once, in another process, so its onsets can be seeked to."""
         replay = self.playback.replay
-        if replay is None:
-            return
-        marks, problem = await onset_marks(replay.recording.path)
-        if problem:
-            self.notify(f"could not look for the throttling onset: {problem}", severity="warning")
-        self.post_message(OnsetsFound(marks))
+        if replay is not None:
+            marks, problem = await onset_marks(replay.recording.path)
+            self.post_message(OnsetsFound(marks, problem))
 
     def on_onsets_found(self, message: OnsetsFound) -> None:
         self.playback.onsets = message.marks
         self.onsets_searched = True
-        self._changed = True
+        if message.problem:
+            self.notify(f"could not look for the throttling onset: {message.problem}",
+                        severity="warning")  # fmt: skip
+        self._show(charts=True)
 
     async def on_unmount(self) -> None:
         await self.session.source.close()
 
-    # --- refreshing ------------------------------------------------------------
+    # --- the analysis ----------------------------------------------------------
+
+    def _request_analysis(self, now: bool = False) -> None:
+        """Analyse the model as it is now, or once the analysis period since the last has passed."""
+        self._analysis_wanted = True
+        if now and self._analysis_timer is not None:
+            self._analysis_timer.stop()  # type: ignore[attr-defined]
+            self._analysis_timer = None
+        if self._analysis_running or self._analysis_timer is not None:
+            return
+        wait = self._analysis_started + self._analysis_period - self._clock()
+        if wait > 0 and not now:
+            self._analysis_timer = self.set_timer(wait, self._start_analysis)
+        else:
+            self._start_analysis()
+
+    def _start_analysis(self) -> None:
+        self._analysis_timer = None
+        if not self._analysis_wanted:
+            return
+        self._analysis_wanted = False
+        self._analysis_running = True
+        self._analysis_started = self._clock()
+        self._analysis_request += 1
+        inputs, request = capture(self.session.model, self.variant), self._analysis_request
+        # A thread worker: the analysis is pure Python over a copy, and the display goes on.
+        self.run_worker(
+            lambda: self._analyze(inputs, request),
+            name="analysis",
+            group="analysis",
+            description=f"analysis of {inputs.variant or 'the run'} (request {request})",
+            exclusive=True,
+            thread=True,
+            exit_on_error=False,
+        )
+
+    def _analyze(self, inputs: LiveInputs, request: int) -> None:
+        """The analysis of a captured copy of the model (in the worker's thread)."""
+        try:
+            analysis, problem = analyze_live(inputs), ""
+        except Exception as exc:
+            # A live run must stay supervised even if one analysis trips over its data.
+            analysis, problem = None, f"{type(exc).__name__}: {exc}"
+        if not get_current_worker().is_cancelled:
+            self.post_message(AnalysisReady(analysis, request, problem))
+
+    def on_analysis_ready(self, message: AnalysisReady) -> None:
+        if message.request != self._analysis_request:
+            return
+        self._analysis_running = False
+        if message.analysis is None:
+            self.notify(f"the analysis failed: {message.problem}", severity="error", timeout=10)
+        else:
+            self.analysis = message.analysis
+            self._note_live_onset(message.analysis)
+            self._show_soon()
+        if self._analysis_wanted:
+            self._request_analysis()
+
+    def _note_live_onset(self, analysis: LiveAnalysis) -> None:
+        """A live throttling onset becomes a seekable mark, and an ``auto`` marker once."""
+        thermal = analysis.thermal
+        if self.playback.is_replay or thermal is None or thermal.onset_t is None:
+            return
+        label = f"throttling onset {analysis.variant}".strip()
+        others = [m for m in self.playback.onsets if m.label != label]
+        self.playback.onsets = [*others, Mark(thermal.onset_t, "onset", label, -1)]
+        if analysis.variant in self._onsets_marked:
+            return
+        self._onsets_marked.add(analysis.variant)
+        at = (
+            f" at {thermal.temperature_at_onset_c:.1f} C"
+            if thermal.temperature_at_onset_c is not None
+            else ""
+        )
+        note = (
+            f"{label}: rolling P50 above {thermal.theta:.0%} over the baseline for "
+            f"{thermal.hold_s:g} s{at} (seen live)"
+        )
+        marker = Marker(
+            t=thermal.onset_t,
+            host_t=time.time(),
+            label="throttling onset",
+            note=note,
+            origin="auto",
+        )
+        self.session.consume(marker)
+
+    # --- the display ------------------------------------------------------------
 
     @property
     def variant(self) -> str:
@@ -205,69 +371,98 @@ class QtopApp(App[int]):
             return model.phase.variant
         return model.variants[-1]
 
-    def view(self) -> View:
+    def view(self, charts: bool = True) -> View:
         recorder = self.session.recorder
         error = self.session.recording_error
+        variant = self.variant
+        analysis = self.analysis if self.analysis and self.analysis.variant == variant else None
         return View(
             model=self.session.model,
-            variant=self.variant,
+            generation=self.generation,
+            charts=charts,
+            restarts=self.stream.keyframes,
+            variant=variant,
             variant_pinned=self.pinned_variant is not None,
-            analysis=self.analysis,
+            analysis=analysis,
             playback=self.playback,
-            stream=self.stream,
             recording=recorder.path if recorder is not None else None,
             recording_paused=self.session.recording_paused,
             recording_error=error.problem if error is not None else None,
             session_error=self.session_error.problem if self.session_error else None,
         )
 
+    def _show(self, charts: bool | None = None) -> None:
+        """Give every pane the current view; a paused live display keeps its data panes.
+
+        Figures follow every change; the charts follow at most once a chart period
+        (``charts=None``: when due, and a timer catches the last change), or now
+        when a person asked for something (``charts=True``).
+        """
+        if self._show_timer is not None:
+            self._show_timer.stop()  # type: ignore[attr-defined]
+            self._show_timer = None
+        if charts is None:
+            charts = self._charts_due()
+        if charts and self._chart_timer is not None:
+            self._chart_timer.stop()  # type: ignore[attr-defined]
+            self._chart_timer = None
+        view = self.view(charts)
+        frozen = self.playback.display_paused
+        for pane in self._panes:
+            if not frozen or isinstance(pane, HeaderPane | ReplayBar):
+                pane.view = view
+        if not frozen:
+            self._shown_at = self._stamp()
+            if charts:
+                self._charts_drawn = self._clock()
+                self._charts_at = self._shown_at
+
+    def _show_soon(self) -> None:
+        """Show within a display period: with the next change if one comes, else on a timer."""
+        if self._show_timer is None:
+            self._show_timer = self.set_timer(self._display_period, lambda: self._show())
+
+    def _charts_due(self) -> bool:
+        wait = self._charts_drawn + self._chart_period - self._clock()
+        if wait <= 0:
+            return True
+        # While the stream flows, the first refresh after the period draws the charts; the
+        # timer (a display period later) only catches a stream that has gone quiet.
+        if self._chart_timer is None:
+            delay = wait + self._display_period
+            self._chart_timer = self.set_timer(delay, lambda: self._show(charts=True))
+        return False
+
     def _stamp(self) -> tuple[object, ...]:
-        """Changes whenever the model does (an event applied, a keyframe restored)."""
         model = self.session.model
-        return (model.event_count, model.t_last, self.stream.keyframes, len(model.markers))
+        return (model.event_count, model.t_last, self.stream.keyframes, self.variant)
 
-    def refresh_panes(self, force: bool = False) -> None:
-        """Redraw from the model; the header and replay bar always (their clocks move)."""
-        try:
-            self._refresh_panes(force)
-        except NoMatches:
-            # Panes never remove their own children: a pane without them is being taken
-            # down with the app, and a timer tick that runs into that has nothing to draw.
-            return
+    @property
+    def settled(self) -> bool:
+        """Everything the model holds is on screen and analysed (what tests wait for)."""
+        return (
+            self._shown_at == self._stamp()
+            and self._charts_at == self._shown_at
+            and self._chart_timer is None
+            and self._show_timer is None
+            and not self._analysis_running
+            and not self._analysis_wanted
+            and self._analysis_timer is None
+        )
 
-    def _refresh_panes(self, force: bool) -> None:
-        view = self.view()
-        for pane in self._panes:
-            if isinstance(pane, HeaderPane | ReplayBar):
-                pane.update_view(view)
-        stamp = self._stamp()
-        changed = self._changed or stamp != self._drawn_at
-        if self.playback.display_paused and not force:
+    def _choose_pane(self, pane_id: str) -> None:
+        """The pane shown under the latency when the terminal is too small for all six."""
+        if pane_id not in STACKED:
             return
-        if not (changed or force):
-            for pane in self._panes:
-                if pane.stale:
-                    pane.update_view(view)
-            return
-        self._changed = False
-        self._drawn_at = stamp
-        self.refreshes += 1
-        for pane in self._panes:
-            if not isinstance(pane, HeaderPane | ReplayBar):
-                if force:
-                    pane.expire()
-                pane.update_view(view)
+        for name in STACKED:
+            self.query_one(f"#{name}", Pane).set_class(name != pane_id, "-behind")
+        tabs = self.query_one(Tabs)
+        if tabs.active != f"tab-{pane_id}":
+            tabs.active = f"tab-{pane_id}"
 
-    def refresh_analysis(self, force: bool = False) -> None:
-        stamp = (*self._stamp(), self.variant)
-        if (stamp == self._analysed_at and not force) or self.playback.display_paused:
-            return
-        self._analysed_at = stamp
-        self.analysis = analyze_live(self.session.model, self.variant)
-        live_onset = self.analysis.thermal.onset_t if self.analysis.thermal else None
-        if not self.playback.is_replay and live_onset is not None:
-            self.playback.onsets = [Mark(live_onset, "onset", "throttling onset", -1)]
-        self._changed = True
+    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+        if event.tab.id is not None:
+            self._choose_pane(event.tab.id.removeprefix("tab-"))
 
     # --- which actions apply -----------------------------------------------------
 
@@ -286,6 +481,13 @@ class QtopApp(App[int]):
             return True
         return None if spec.needs in (needs.RECORDER, needs.STOPPABLE) else False
 
+    def pane_keys(self) -> list[PaneKeys]:
+        return [
+            (f"{title} (when it has the focus: {key}, or click it)",
+             cast(list[Binding], pane.BINDINGS))
+            for title, key, pane in PANE_KEYS
+        ]  # fmt: skip
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for spec in ACTIONS:
@@ -295,55 +497,82 @@ class QtopApp(App[int]):
                     spec.help,
                     lambda action=spec.action: self.run_action(action),
                 )
+        for title, _key, pane_class in PANE_KEYS:
+            pane = self.query_one(pane_class)
+            for binding in cast(list[Binding], pane_class.BINDINGS):
+                yield SystemCommand(
+                    f"{title}: {binding.description} [{binding.key_display or binding.key}]",
+                    binding.tooltip,
+                    lambda pane=pane, action=binding.action: pane.run_action(action),
+                )
 
     # --- actions -------------------------------------------------------------------
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.can))
+            self.push_screen(HelpScreen(self.can, self.pane_keys()))
 
     def action_toggle_pause(self) -> None:
         paused = self.playback.toggle_pause()
-        self._changed = True
-        self.refresh_panes(force=True)
+        self._show(charts=True)
         if not self.playback.is_replay:
             self.notify("display paused; still recording" if paused else "display resumed")
 
     def action_add_marker(self) -> None:
         model = self.session.model
-        where = (
-            offset(model.t_last - model.t_first) if model.t_last and model.t_first else "the start"
+        if model.t_last is None:
+            self.notify("nothing to mark yet: no event with a device time has arrived")
+            return
+        where = offset(model.t_last - model.t_first) if model.t_first is not None else "the start"
+        replay = self.playback.replay
+        kept = (
+            f"The note is saved next to the recording, in {replay.recording.path.name}.markers."
+            if replay is not None
+            else "The note is written to the recording with the device time."
         )
-        self.push_screen(MarkerScreen(where), self._add_marker)
+        self.push_screen(MarkerScreen(where, kept), self._add_marker)
 
     def _add_marker(self, note: str | None) -> None:
         if note is None:
             return
         model = self.session.model
-        self.session.consume(Marker(t=model.t_last, host_t=time.time(), label="note", note=note))
-        self._changed = True
-        saved = " (replay: not written to the file)" if self.playback.is_replay else ""
-        self.notify(f"marker added{saved}: {note or '(no note)'}")
+        marker = Marker(t=model.t_last, host_t=time.time(), label="note", note=note)
+        self.session.consume(marker)
+        replay = self.playback.replay
+        if replay is None:
+            self.notify(f"marker added: {note or '(no note)'}")
+        else:
+            recording = replay.recording
+            try:
+                path = save_marker(recording.path, recording.header.session_id, marker)
+            except QtopError as exc:
+                self.notify(str(exc), title="marker not saved", severity="error", timeout=20)
+                return
+            self.playback.saved.append(marker_mark(marker))
+            self.notify(f"marker saved to {Path(path).name}: {note or '(no note)'}")
+        self._show(charts=True)
 
     def action_toggle_recording(self) -> None:
         self.session.recording_paused = not self.session.recording_paused
-        self._changed = True
+        self._show(charts=True)
         self.notify("recording paused" if self.session.recording_paused else "recording resumed")
 
     async def action_quit(self) -> None:
         """Quit; while a device run is still going, ask whether to stop it first."""
-        source = self.session.source
-        if hasattr(source, "stop_run") and not self.session_finished:
-            state = getattr(source, "state", None)
-            self.push_screen(QuitScreen(getattr(state, "run_id", "") or ""), self._quit_choice)
+        if self.playback.can_stop_run and not self.session_finished:
+            header = self.session.model.header
+            run_id = str(header.device.get("run_id", "")) if header is not None else ""
+            profile = str(header.profile.get("name", "")) if header is not None else ""
+            screen = QuitScreen(run_id, profile, can_leave=self.playback.can_leave_run)
+            self.push_screen(screen, self._quit_choice)
             return
-        self.exit()
+        self.exit(0)
 
     def _quit_choice(self, choice: QuitChoice | None) -> None:
         if choice == "stop":
             self.notify("stopping the run on the device, then quitting")
             self.end_run_and_quit(stop=True)
-        elif choice == "leave":
+        elif choice == "leave" and self.playback.can_leave_run:
             self.end_run_and_quit(stop=False)
 
     @work(exclusive=True, group="stop", exit_on_error=False)
@@ -358,11 +587,11 @@ class QtopApp(App[int]):
         except QtopError as exc:
             self.notify(str(exc), title="the run was not stopped", severity="error", timeout=30)
             return
-        for _ in range(100):
-            if self.session_finished:
-                break
-            await asyncio.sleep(0.05)
-        self.exit()
+        if self._session_done is not None:
+            # Past the wait the recording is closed by whoever opened the UI: never hang.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._session_done.wait(), SESSION_END_WAIT_S)
+        self.exit(0)
 
     def action_stop_run(self) -> None:
         self.push_screen(
@@ -379,11 +608,8 @@ class QtopApp(App[int]):
 
     @work(exclusive=True, group="stop", exit_on_error=False)
     async def stop_device_run(self) -> None:
-        stop = getattr(self.session.source, "stop_run", None)
-        if stop is None:
-            return
         try:
-            await stop()
+            await self.session.source.stop_run()  # type: ignore[attr-defined]
         except QtopError as exc:
             self.notify(str(exc), title="the run was not stopped", severity="error", timeout=30)
 
@@ -395,15 +621,13 @@ class QtopApp(App[int]):
         options: list[str | None] = [None, *variants]
         current = options.index(self.pinned_variant) if self.pinned_variant in options else 0
         self.pinned_variant = options[(current + 1) % len(options)]
-        self._analysed_at = None
-        self.refresh_analysis(force=True)
-        self.refresh_panes(force=True)
+        self._request_analysis(now=True)
+        self._show(charts=True)
         shown = self.pinned_variant if self.pinned_variant is not None else "the running variant"
         self.notify(f"showing {shown or '(unnamed)'}")
 
     def _replay_action(self, message: str = "") -> None:
-        self._changed = True
-        self.refresh_panes(force=True)
+        self._show(charts=True)
         if message:
             self.notify(message, timeout=2)
 
@@ -438,6 +662,7 @@ class QtopApp(App[int]):
 
     def action_focus_pane(self, pane_id: str) -> None:
         pane = self.query_one(f"#{pane_id}", Pane)
+        self._choose_pane(pane_id)
         if self.screen.maximized is not None and self.screen.maximized is not pane:
             self.screen.minimize()
         focusable = [w for w in pane.query("*") if w.focusable]
@@ -449,53 +674,29 @@ class QtopApp(App[int]):
             screen.minimize()
             return
         focused = screen.focused
-        if focused is None:
+        if focused is None or isinstance(focused, Tabs):
             self.notify("focus a pane first (1-6, or click it)")
             return
         screen.maximize(focused)
 
-    def action_ops_toggle_aggregate(self) -> None:
-        ops = self.query_one(OpsPane)
-        self.notify(f"ops: {ops.toggle_aggregate()}", timeout=2)
-        ops.update_view(self.view())
 
-    def action_ops_execute(self, delta: int) -> None:
-        ops = self.query_one(OpsPane)
-        ops.step_execute(delta)
-        ops.update_view(self.view())
-
-    def action_ops_sort(self) -> None:
-        ops = self.query_one(OpsPane)
-        self.notify(f"ops sorted by {ops.next_sort()}", timeout=2)
-        ops.update_view(self.view())
-
-    def action_ops_graph(self) -> None:
-        ops = self.query_one(OpsPane)
-        ops.next_graph()
-        ops.update_view(self.view())
-
-    def action_log_follow(self) -> None:
-        following = self.query_one(LogPane).toggle_follow()
-        self.notify("log: following" if following else "log: not following", timeout=2)
-
-
-def open_ui(session: Session) -> int:
+def open_ui(session: Session, *, run_outlives_qtop: bool = True) -> int:
     """Run the dashboard on ``session`` until the user quits; re-raise what stopped the source.
 
     The exit code is 0; a ``QtopError`` from the source (a lost device, a
     recording that changed under a follow) is raised again after the screen
     is restored, so the command line prints it the usual way.
     """
-    app = QtopApp(session)
+    app = QtopApp(session, run_outlives_qtop=run_outlives_qtop)
     app.run()
     if app.session_error is not None:
         raise app.session_error
     return app.return_code or 0
 
 
-async def run_ui(session: Session) -> int:
+async def run_ui(session: Session, *, run_outlives_qtop: bool = True) -> int:
     """``open_ui`` for a caller already inside an event loop (``qtop run``, ``qtop demo``)."""
-    app = QtopApp(session)
+    app = QtopApp(session, run_outlives_qtop=run_outlives_qtop)
     await app.run_async()
     if app.session_error is not None:
         raise app.session_error
