@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import ClassVar, cast
 
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Grid
@@ -152,6 +152,7 @@ class QtopApp(App[int]):
         self._session_done: asyncio.Event | None = None
         self._panes: list[Pane] = []
         self._shown_at: tuple[object, ...] | None = None
+        self._analysed_at: tuple[object, ...] | None = None
 
     # --- layout --------------------------------------------------------------
 
@@ -197,9 +198,9 @@ class QtopApp(App[int]):
                 self.find_onsets()
         self._show(charts=True)
 
-    def on_resize(self) -> None:
+    def on_resize(self, event: events.Resize) -> None:
         for notice in self.query("#too-small").results(Static):
-            notice.update(Content(too_small_text(*self.size)))
+            notice.update(Content(too_small_text(*event.size)))
 
     def notify(
         self,
@@ -295,6 +296,7 @@ class QtopApp(App[int]):
         self._analysis_running = True
         self._analysis_started = self._clock()
         self._analysis_request += 1
+        self._analysed_at = self._stamp()
         inputs, request = capture(self.session.model, self.variant), self._analysis_request
         # A thread worker: the analysis is pure Python over a copy, and the display goes on.
         self.run_worker(
@@ -358,6 +360,8 @@ class QtopApp(App[int]):
             origin="auto",
         )
         self.session.consume(marker)
+        # The app changed the model itself: the same path as a batch from the session.
+        self.post_message(ModelChanged())
 
     # --- the display ------------------------------------------------------------
 
@@ -440,9 +444,11 @@ class QtopApp(App[int]):
     @property
     def settled(self) -> bool:
         """Everything the model holds is on screen and analysed (what tests wait for)."""
+        stamp = self._stamp()
         return (
-            self._shown_at == self._stamp()
-            and self._charts_at == self._shown_at
+            self._shown_at == stamp
+            and self._charts_at == stamp
+            and self._analysed_at == stamp
             and self._chart_timer is None
             and self._show_timer is None
             and not self._analysis_running
@@ -538,6 +544,8 @@ class QtopApp(App[int]):
         model = self.session.model
         marker = Marker(t=model.t_last, host_t=time.time(), label="note", note=note)
         self.session.consume(marker)
+        # The app changed the model itself: the same path as a batch from the session.
+        self.post_message(ModelChanged())
         replay = self.playback.replay
         if replay is None:
             self.notify(f"marker added: {note or '(no note)'}")

@@ -14,6 +14,8 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
+from pytest_textual_snapshot import SVGImageExtension
+from syrupy import SnapshotAssertion
 from textual.message import Message
 from textual.pilot import Pilot
 from textual.widgets import Static
@@ -28,10 +30,13 @@ SIMPLE = RECORDINGS / "simple.jsonl"
 SUSTAINED = RECORDINGS / "sustained.jsonl"
 GLASSES = RECORDINGS / "glasses.jsonl"
 SIZE = (160, 48)
+# The terminal sizes the screen is checked at: the smallest usable, the smallest with every
+# pane, and the one it is designed for.
+SCREEN_SIZES = ((160, 48), (100, 30), (80, 24))
 HANG_GUARD_S = 60.0
 # Tests refresh the display (charts too) often and analyse after every change: fewer steps
 # to wait for.
-TEST_DISPLAY_HZ = 50.0
+TEST_DISPLAY_HZ = 20.0
 
 
 def make_app(session: Session, **options: object) -> QtopApp:
@@ -70,6 +75,46 @@ async def until(pilot: Pilot, condition: Callable[[], object]) -> None:
         await next_message(app)
 
 
+async def until_drawn(pilot: Pilot, condition: Callable[[], object]) -> None:
+    """Until ``condition()``, for what widgets do on their own (a resize restyles the screen).
+
+    Such work sends the app no message; ``pilot.pause()`` returns once the process has
+    gone idle, however long that takes on a busy machine.
+    """
+    for _ in range(int(HANG_GUARD_S * 10)):
+        if condition():
+            return
+        await pilot.pause()
+    raise AssertionError("the screen never got there (hung?)")
+
+
+async def resized(pilot: Pilot, width: int, height: int) -> None:
+    """Resize the terminal and wait until every pane has redrawn at the new size."""
+    app = pilot.app
+    assert isinstance(app, QtopApp)
+    await pilot.resize_terminal(width, height)
+    await until_drawn(pilot, lambda: app.screen.size == (width, height))
+    # The panes redraw after the layout that resized them, on their own: let them finish.
+    await pilot.pause()
+    await pilot.pause()
+    await settled(pilot)
+
+
+async def assert_screens(pilot: Pilot, snapshot: SnapshotAssertion, name: str) -> None:
+    """The whole screen at each of SCREEN_SIZES against its stored SVG (ending at the last).
+
+    pytest-textual-snapshot's SVG format, one file per size under __snapshots__; after a
+    deliberate change, ``pytest tests/ui --snapshot-update`` rewrites them (look at them,
+    e.g. ``rsvg-convert FILE.svg -o FILE.png``, before committing).
+    """
+    app = pilot.app
+    svg = snapshot.use_extension(SVGImageExtension)
+    app.clear_notifications()
+    for width, height in SCREEN_SIZES:
+        await resized(pilot, width, height)
+        assert svg(name=f"{name}-{width}x{height}") == app.export_screenshot(title="qtop")
+
+
 async def settled(pilot: Pilot) -> None:
     """Until everything the model holds is drawn and analysed."""
     app = pilot.app
@@ -84,9 +129,13 @@ def plain(app: QtopApp, selector: str) -> str:
 
 @contextlib.asynccontextmanager
 async def replayed(
-    path: Path, size: tuple[int, int] = SIZE, *, to_end: bool = True, onsets: bool = True
+    path: Path, size: tuple[int, int] = SIZE, *, to_end: bool = True, onsets: bool = False
 ) -> AsyncIterator[tuple[QtopApp, Pilot, ReplaySource]]:
-    """An app replaying ``path`` as fast as possible (or paused at the start)."""
+    """An app replaying ``path`` as fast as possible (or paused at the start).
+
+    ``onsets``: also analyse the whole file for its throttling onsets (in a process of its
+    own, as the app does), and wait for them.
+    """
     source = ReplaySource(path, speed=float("inf"), paused=not to_end)
     app = make_app(Session(source), analyze_recording=onsets)
     async with app.run_test(size=size) as pilot:

@@ -1,4 +1,8 @@
-"""The dashboard on a live-like source: message-driven refreshes, markers, stop, quit, the link."""
+"""The dashboard on a live-like source: message-driven refreshes, markers, stop, quit, the link.
+
+Each test is one live session, fed by the test a stretch at a time and taken through a
+story (an app costs a few tenths of a second of CPU to start).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from textual.widgets import Button, Input
 
 from qtop.analysis.session import analyze
 from qtop.errors import RunFailed
-from qtop.events import End, Event, Header, Keyframe, Link
+from qtop.events import End, Event, Header, Keyframe, Link, PhaseChange
 from qtop.record.reader import open_recording
 from qtop.record.writer import RecordingWriter
 from qtop.session import Session
@@ -19,13 +23,22 @@ from qtop.ui.messages import ModelChanged
 from qtop.ui.panes.latency import LatencyPane
 from qtop.ui.screens.confirm import ConfirmScreen
 from qtop.ui.screens.quit import QuitScreen
-from tests.ui.helpers import SUSTAINED, FedSource, make_app, plain, settled, until
+from tests.ui.helpers import (
+    SUSTAINED,
+    FedSource,
+    assert_screens,
+    make_app,
+    plain,
+    resized,
+    settled,
+    until,
+)
 
 
-def recorded_session(tmp_path, events: list[Event]) -> tuple[FedSource, Session, RecordingWriter]:
+def recorded_session(tmp_path, events: list[Event], source_class: type[FedSource] = FedSource):
     header = events[0]
     assert isinstance(header, Header)
-    source = FedSource(events[1:])
+    source = source_class(events[1:])
     writer = RecordingWriter(tmp_path / "live.jsonl", header)
     session = Session(source, recorder=writer)
     session.model.apply(header)
@@ -36,90 +49,38 @@ def lines_of(path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-async def test_a_burst_of_events_is_drawn_in_a_few_refreshes(tmp_path):
+async def test_a_live_run_from_start_to_end(tmp_path, snapshot):
     events = simple_session_events()
     source, session, writer = recorded_session(tmp_path, events)
-    app = make_app(session)
+    model = session.model
+    # A frozen clock: the link is never "stale" however long a step takes on a busy machine.
+    app = make_app(session, clock=lambda: 0.0)
     async with app.run_test(size=(160, 48)) as pilot:
-        source.release()
-        await until(pilot, lambda: session.model.end is not None and app.settled)
-        # ~230 events handed over at once: the display follows in a refresh or two.
+        # A live source can be stopped, not seeked.
+        titles = {command.title for command in app.get_system_commands(app.screen)}
+        assert "Stop run [s]" in titles
+        assert not any(title.startswith(("Faster", "Next mark", "Step")) for title in titles)
+        # Sixty events at once: drawn in a refresh or two, with the ETA from device time.
+        measuring = next(
+            i for i, e in enumerate(events) if isinstance(e, PhaseChange) and e.phase == "measure"
+        )
+        source.release(measuring + 60)
+        await until(pilot, lambda: source.drained and app.settled)
         assert 1 <= app.generation <= 3
-        assert fmt_ms(app.query_one(LatencyPane).quantiles["P95"]) == "104.050"
-        assert "ended: completed" in plain(app, "#status")
-    writer.close()
-
-
-async def test_model_changes_the_display_cannot_keep_up_with_merge_into_one(tmp_path):
-    _source, session, writer = recorded_session(tmp_path, simple_session_events())
-    app = make_app(session)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await settled(pilot)
+        done = model.done("measure", "")
+        assert 0 < done < 100
+        eta = round((model.t_last - model.phase.started_t) / done * (100 - done))
+        assert f"measuring {done}/100 · ETA {eta // 60}:{eta % 60:02d}" in plain(app, "#status")
+        # The whole screen at 160x48, 100x30 and 80x24.
+        await assert_screens(pilot, snapshot, "live")
+        await resized(pilot, 160, 48)
+        # Changes the display cannot keep up with merge into one in the queue.
         before = app.generation
         for _ in range(50):
             app.post_message(ModelChanged())
         await until(pilot, lambda: app.generation > before and app.settled)
         assert app.generation == before + 1
-    writer.close()
-
-
-async def test_the_header_has_the_eta_from_device_time(tmp_path):
-    events = simple_session_events()
-    source, session, writer = recorded_session(tmp_path, events)
-    app = make_app(session)
-    async with app.run_test(size=(160, 48)) as pilot:
-        measuring = next(i for i, e in enumerate(events) if getattr(e, "phase", "") == "measure")
-        source.release(measuring + 60)
-        await until(pilot, lambda: source.drained and app.settled)
-        model = session.model
-        done = model.done("measure", "")
-        assert 0 < done < 100
-        elapsed = model.t_last - model.phase.started_t
-        eta = round(elapsed / done * (100 - done))
-        assert f"measuring {done}/100 · ETA {eta // 60}:{eta % 60:02d}" in plain(app, "#status")
-    writer.close()
-
-
-async def test_marker_note_is_written_to_the_recording(tmp_path):
-    source, session, writer = recorded_session(tmp_path, simple_session_events())
-    app = make_app(session)
-    async with app.run_test(size=(160, 48)) as pilot:
-        source.release(60)
-        await until(pilot, lambda: source.drained and app.settled)
-        await pilot.press("m")
-        assert isinstance(app.screen.query_one(Input), Input)
-        await pilot.press(*"fan on", "enter")
-        at = session.model.t_last
-        source.release()
-        await until(pilot, lambda: session.model.end is not None)
-    writer.close()
-    markers = [e for e in lines_of(writer.path) if e["kind"] == "marker"]
-    assert {"kind": "marker", "t": at, "label": "note", "note": "fan on", "origin": "user"} in [
-        {k: v for k, v in m.items() if k != "host_t"} for m in markers
-    ]
-
-
-async def test_stop_run_asks_first(tmp_path):
-    source, session, writer = recorded_session(tmp_path, simple_session_events())
-    app = make_app(session)
-    async with app.run_test(size=(160, 48)) as pilot:
-        source.release(20)
-        await until(pilot, lambda: source.drained and app.settled)
-        await pilot.press("s")
-        assert isinstance(app.screen, ConfirmScreen)
-        await pilot.press("n")
-        assert not source.stopped
-        await pilot.press("s", "y")
-        await until(pilot, lambda: source.stopped)
-    writer.close()
-
-
-async def test_recording_can_be_paused_and_resumed(tmp_path):
-    source, session, writer = recorded_session(tmp_path, simple_session_events())
-    app = make_app(session)
-    async with app.run_test(size=(160, 48)) as pilot:
-        source.release(50)
-        await until(pilot, lambda: source.drained and app.settled)
+        # Recording paused: nothing written meanwhile.
         await pilot.press("r")
         assert session.recording_paused
         assert "REC PAUSED live.jsonl" in plain(app, "#status")
@@ -129,49 +90,54 @@ async def test_recording_can_be_paused_and_resumed(tmp_path):
         assert writer.events_written == written
         await pilot.press("r")
         assert not session.recording_paused
-        source.release()
-        await until(pilot, lambda: session.model.end is not None)
-    assert lines_of(writer.path)[-1]["kind"] == "end"
-
-
-async def test_pause_display_freezes_the_panes_but_not_the_model(tmp_path):
-    source, session, writer = recorded_session(tmp_path, simple_session_events())
-    app = make_app(session)
-    async with app.run_test(size=(160, 48)) as pilot:
-        source.release(60)
-        await until(pilot, lambda: source.drained and app.settled)
+        # A marker with a note, at the current device time.
+        await pilot.press("m")
+        app.screen.query_one(Input).value = "fan on"
+        await pilot.press("enter")
+        at = model.t_last
+        # The display paused: the model and the recording go on to the end, the panes wait.
         await pilot.press("space")
         frozen = dict(app.query_one(LatencyPane).quantiles)
         source.release()
-        # The model went on to the end (the recording too); the panes did not move.
         await until(pilot, lambda: app.session_finished)
-        assert session.model.done("measure", "") == 100
+        assert model.done("measure", "") == 100
         assert app.query_one(LatencyPane).quantiles == frozen
         assert "DISPLAY PAUSED" in plain(app, "#status")
         await pilot.press("space")
         await settled(pilot)
         assert fmt_ms(app.query_one(LatencyPane).quantiles["P95"]) == "104.050"
-    writer.close()
+        assert "ended: completed" in plain(app, "#status")
+    recorded = lines_of(writer.path)
+    markers = [
+        {k: v for k, v in e.items() if k != "host_t"} for e in recorded if e["kind"] == "marker"
+    ]
+    assert {
+        "kind": "marker",
+        "t": at,
+        "label": "note",
+        "note": "fan on",
+        "origin": "user",
+    } in markers
+    assert recorded[-1]["kind"] == "end"
 
 
-async def test_a_silent_link_is_called_stale_by_the_clock_it_is_given(tmp_path):
+class FailingSource(FedSource):
+    """A device that cannot be reached to stop its run, and is lost at the end."""
+
+    async def events(self):
+        async for event in super().events():
+            yield event
+        raise RunFailed("lost the device: iq9075 stopped answering", "check the cable")
+
+    async def stop_run(self) -> None:
+        self.stopped = True
+        raise RunFailed("cannot reach the board to stop run 7; it keeps running", "try later")
+
+
+async def test_the_link_comes_from_the_stream_and_silence_from_the_clock_it_is_given(tmp_path):
     now = [100.0]
-    events = simple_session_events()[:60]
-    source, session, writer = recorded_session(tmp_path, events)
-    app = make_app(session, clock=lambda: now[0])
-    async with app.run_test(size=(160, 48)) as pilot:
-        source.release()
-        await until(pilot, lambda: source.drained and app.settled)
-        assert "link ok" in plain(app, "#status")
-        now[0] += 5.0
-        app.query_one("#header").post_message(ModelChanged())  # any message: the header ticks
-        await until(pilot, lambda: "link stale 5 s" in plain(app, "#status"))
-    writer.close()
-
-
-async def test_the_link_state_comes_from_the_link_events_in_the_stream(tmp_path):
     events = simple_session_events()
-    header, rest = events[0], events[1:-1]
+    header, rest = events[0], [e for e in events[1:60] if not isinstance(e, End)]
     stream = [
         Link(state="connecting", detail="to fixture-board"),
         Link(state="connected", detail="to fixture-board"),
@@ -179,9 +145,10 @@ async def test_the_link_state_comes_from_the_link_events_in_the_stream(tmp_path)
         Link(t=rest[39].t, state="disconnected", detail="keepalive timed out"),
         Link(t=rest[39].t, state="reconnecting", attempt=1, detail="attempt 1 in 0.5 s"),
         Link(t=rest[39].t, state="reconnected", attempt=1, detail="resuming"),
+        *rest[40:],
     ]
-    source, session, writer = recorded_session(tmp_path, [header, *stream])
-    app = make_app(session)
+    source, session, writer = recorded_session(tmp_path, [header, *stream], FailingSource)
+    app = make_app(session, clock=lambda: now[0])
     async with app.run_test(size=(160, 48)) as pilot:
         source.release(1)
         await until(pilot, lambda: source.drained and app.settled)
@@ -189,12 +156,30 @@ async def test_the_link_state_comes_from_the_link_events_in_the_stream(tmp_path)
         source.release(41)
         await until(pilot, lambda: source.drained and app.settled)
         assert "link ok" in plain(app, "#status")
+        # Quiet for five seconds of the app's clock: stale, though no event says so.
+        now[0] += 5.0
+        app.query_one("#header").post_message(ModelChanged())  # the header's tick
+        await until(pilot, lambda: "link stale 5 s" in plain(app, "#status"))
         source.release(2)
         await until(pilot, lambda: source.drained and app.settled)
         assert "link RECONNECTING" in plain(app, "#status")
-        source.release()
+        source.release(1)
         await until(pilot, lambda: source.drained and app.settled)
         assert "link ok · 1 reconnect" in plain(app, "#status")
+        # Stopping asks first; a stop that cannot reach the board is said, and the app goes on.
+        await pilot.press("s")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        assert not source.stopped
+        await pilot.press("s", "y")
+        reported = "cannot reach the board to stop run 7; it keeps running"
+        await until(pilot, lambda: any(reported in n.message for n in app._notifications))
+        assert source.stopped and app.is_running
+        # The source then fails: shown loud, and kept for the command line to print.
+        source.release()
+        await until(pilot, lambda: app.session_error is not None and app.settled)
+        assert "lost the device" in plain(app, "#status")
+        assert app.session_error.fix == "check the cable"
     writer.close()
 
 
@@ -213,43 +198,6 @@ async def test_a_live_throttling_onset_is_recorded_as_an_auto_marker(tmp_path):
     assert len(auto) == 1
     assert auto[0]["label"] == "throttling onset" and auto[0]["t"] == pytest.approx(onset)
     assert auto[0]["note"].startswith("throttling onset: rolling P50 above 5% over the baseline")
-
-
-class FailingSource(FedSource):
-    async def events(self):
-        async for event in super().events():
-            yield event
-        raise RunFailed("lost the device: iq9075 stopped answering", "check the cable")
-
-
-async def test_a_source_failure_is_shown_and_kept_for_the_command_line():
-    events = [e for e in simple_session_events()[1:40] if not isinstance(e, End)]
-    source = FailingSource(events)
-    session = Session(source)
-    app = make_app(session)
-    async with app.run_test(size=(160, 48)) as pilot:
-        source.release()
-        await until(pilot, lambda: app.session_error is not None and app.settled)
-        assert "lost the device" in plain(app, "#status")
-        assert app.session_error.fix == "check the cable"
-
-
-class UnreachableSource(FedSource):
-    async def stop_run(self) -> None:
-        raise RunFailed("cannot reach the board to stop run 7; it keeps running", "try later")
-
-
-async def test_a_failed_stop_is_reported_and_the_app_keeps_running():
-    source = UnreachableSource(simple_session_events()[1:])
-    app = make_app(Session(source))
-    told: list[str] = []
-    async with app.run_test(size=(160, 48)) as pilot:
-        app.notify = lambda message, **_: told.append(message)  # type: ignore[method-assign]
-        source.release(10)
-        await until(pilot, lambda: source.drained and app.settled)
-        await pilot.press("s", "y")
-        await until(pilot, lambda: any("cannot reach the board" in m for m in told))
-        assert app.is_running
 
 
 class DetachableSource(FedSource):
@@ -271,57 +219,44 @@ class DetachableSource(FedSource):
         self._wake.set()
 
 
-async def quit_with(tmp_path, key: str, **options: object):
+async def test_quitting_during_a_run_asks_can_stay_and_can_stop_it_exiting_0(tmp_path):
     events = simple_session_events()
-    writer = RecordingWriter(tmp_path / "live.jsonl", events[0])
-    source = DetachableSource(events[1:-1])
-    session = Session(source, recorder=writer)
-    session.model.apply(events[0])
-    app = make_app(session, **options)
-    async with app.run_test(size=(160, 48)) as pilot:
-        source.release(30)
-        await until(pilot, lambda: source.drained and app.settled)
-        await pilot.press("q")
-        assert isinstance(app.screen, QuitScreen)
-        await pilot.press(key)
-        await until(pilot, lambda: app.return_code is not None or not app.is_running)
-    return source, writer, app
-
-
-async def test_quitting_during_a_live_run_asks_and_can_stay(tmp_path):
-    source = DetachableSource(simple_session_events()[1:])
-    app = make_app(Session(source))
+    source, session, writer = recorded_session(tmp_path, events[:-1], DetachableSource)
+    app = make_app(session)
     async with app.run_test(size=(100, 30)) as pilot:
-        source.release(10)
+        source.release(30)
         await until(pilot, lambda: source.drained and app.settled)
         await pilot.press("q")
         screen = app.screen
         assert isinstance(screen, QuitScreen)
         # The whole explanation is on screen, wrapped, not cut.
         text = screen.query_one("#quit-text")
-        assert "--stop-leftover" in text.render().plain
-        assert text.size.height >= 2 and text.size.width < 76
+        assert "'qtop run fixture-simple --stop-leftover'" in text.render().plain
+        assert text.size.height >= 2
         await pilot.press("escape")
         assert app.is_running and not source.stopped and not source.detached
-
-
-async def test_quitting_can_stop_the_device_run_and_exits_0(tmp_path):
-    source, writer, app = await quit_with(tmp_path, "s")
-    assert source.stopped and not source.detached
-    assert app.return_code == 0
+        await pilot.press("q", "s")
+        await until(pilot, lambda: app.return_code is not None or not app.is_running)
+    assert source.stopped and not source.detached and app.return_code == 0
     last = lines_of(writer.path)[-1]
     assert last["kind"] == "end" and last["reason"] == "stopped"
 
 
 async def test_quitting_can_leave_the_device_run_going(tmp_path):
-    source, writer, app = await quit_with(tmp_path, "l")
-    assert source.detached and not source.stopped
-    assert app.return_code == 0
+    source, session, writer = recorded_session(tmp_path, simple_session_events()[:-1],
+                                               DetachableSource)  # fmt: skip
+    app = make_app(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        source.release(30)
+        await until(pilot, lambda: source.drained and app.settled)
+        await pilot.press("q", "l")
+        await until(pilot, lambda: app.return_code is not None or not app.is_running)
+    assert source.detached and not source.stopped and app.return_code == 0
     last = lines_of(writer.path)[-1]
     assert last["kind"] == "end" and last["reason"] == "interrupted"
 
 
-async def test_when_the_board_goes_with_qtop_stopping_is_the_only_choice(tmp_path):
+async def test_when_the_board_goes_with_qtop_stopping_is_the_only_choice():
     source = DetachableSource(simple_session_events()[1:])
     app = make_app(Session(source), run_outlives_qtop=False)
     async with app.run_test(size=(160, 48)) as pilot:

@@ -111,8 +111,19 @@ def columns_for(width: int, names: list[str], trips: list[TripText]) -> Columns:
     return Columns(name, spark, False, short, True)
 
 
+def trip_margin(channel: ChannelInfo, value: float | None) -> float:
+    """Degrees to the next trip point (negative once past one); infinite without either."""
+    if value is None or not channel.trips:
+        return float("inf")
+    return min(trip.temp_c for trip in channel.trips) - value
+
+
 def zone_lines(model: SessionModel, width: int) -> Content:
-    """One line per zone: name, now, sparkline of the session, peak, distance to its trip."""
+    """One line per zone: name, now, sparkline of the session, peak, distance to its trip.
+
+    The zones closest to (or past) a trip point come first: on a board with many zones
+    those are the ones that must not hide below the scroll.
+    """
     zones = model.channels_of_kind("temperature")
     if not zones:
         return Content.styled("no thermal zones in this session", "$text-muted")
@@ -122,7 +133,8 @@ def zone_lines(model: SessionModel, width: int) -> Content:
         stats = model.channel_stats.get(zone.id)
         value = stats.last if stats else None
         rows.append((zone, value, stats.maximum if stats else None, trip_text(zone, value)))
-    names = [channel_name(z) for z in zones]
+    rows.sort(key=lambda row: (trip_margin(row[0], row[1]), channel_name(row[0])))
+    names = [channel_name(zone) for zone, *_ in rows]
     layout = columns_for(width, names, [trip for *_, trip in rows])
     head = [f"{'zone'.ljust(layout.name)} {'now'.rjust(NOW_WIDTH)}"]
     if layout.spark:
