@@ -63,7 +63,7 @@ from qtop.ui.screens.quit import QuitChoice, QuitScreen
 from qtop.ui.stream_log import StreamLog
 from qtop.ui.view import View
 
-DISPLAY_HZ = 4.0
+DISPLAY_HZ = 3.0
 # Charts (and the zone table's sparklines) cost most to draw and move least: once a second.
 CHART_PERIOD_S = 1.0
 ANALYSIS_PERIOD_S = 1.0
@@ -422,9 +422,11 @@ class QtopApp(App[int]):
                 self._charts_at = self._shown_at
 
     def _show_soon(self) -> None:
-        """Show within a display period: with the next change if one comes, else on a timer."""
+        """Show soon: with the next change while the stream flows, else on a timer."""
         if self._show_timer is None:
-            self._show_timer = self.set_timer(self._display_period, lambda: self._show())
+            # A little over a display period, so a flowing stream's next batch comes first.
+            delay = self._display_period * 1.5
+            self._show_timer = self.set_timer(delay, lambda: self._show())
 
     def _charts_due(self) -> bool:
         wait = self._charts_drawn + self._chart_period - self._clock()
