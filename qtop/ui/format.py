@@ -18,9 +18,10 @@ __all__ = [
     "ellipsize",
     "fmt",
     "fmt_ms",
-    "nice_ticks",
+    "nice_step",
     "offset",
     "percent",
+    "smaller_step",
     "sparkline",
     "with_unit",
 ]
@@ -114,23 +115,6 @@ def smaller_step(step: float) -> float:
     magnitude = 10 ** math.floor(math.log10(step) + 1e-9)
     mantissa = round(step / magnitude)
     return {1: 0.5, 2: 1.0, 5: 2.0}.get(mantissa, 0.5) * magnitude
-
-
-def nice_ticks(low: float, high: float, count: int) -> list[float]:
-    """About ``count`` round tick values (1, 2, 5 times a power of ten) covering low..high."""
-    if count < 2 or not (math.isfinite(low) and math.isfinite(high)):
-        return [low]
-    if high <= low:
-        return [low]
-    step = nice_step((high - low) / (count - 1))
-    first = math.ceil(low / step - 1e-9) * step
-    ticks = []
-    value = first
-    while value <= high + step * 1e-9:
-        # Rounded to the step's own grain, so 0.1 + 0.2 prints as 0.3.
-        ticks.append(round(value / step) * step)
-        value += step
-    return ticks or [low]
 
 
 def tick_label(value: float, step: float) -> str:
