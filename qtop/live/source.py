@@ -153,6 +153,9 @@ class LiveSource:
         """Connect and probe the device (once); nothing is started yet."""
         if self.probe_result is not None:
             return self.probe_result
+        # The link's state lives in the stream (and the recording), so every consumer
+        # reads the same one: connecting and connected are events like a reconnect.
+        self._emit(Link(host_t=self._now(), state="connecting", detail=f"to {self.where}"))
         try:
             await self.transport.connect()
         except LinkDown as exc:
@@ -164,6 +167,7 @@ class LiveSource:
             ) from None
         self._connected.set()
         self.state.link = "connected"
+        self._emit(Link(host_t=self._now(), state="connected", detail=f"to {self.where}"))
         probe = await self._link_call(
             control.probe(self.transport, self.profile.device, self.where)
         )

@@ -99,7 +99,11 @@ async def test_a_local_run_streams_header_channels_samples_iterations_and_end(tr
     assert header["device"]["timer_overhead_s"] > 0
     assert len(header["device"]["timer_calibration_s"]) == 5
     assert header["device"]["clock"] == "epoch"
-    assert events[1]["kind"] == "channels"
+    # The link's state is in the stream: connecting, then connected, before anything else.
+    assert [(e["kind"], e["state"]) for e in events[1:3]] == [
+        ("link", "connecting"), ("link", "connected")
+    ]  # fmt: skip
+    assert events[3]["kind"] == "channels"
     overhead = [e for e in of_kind(events, "log") if e["stream"] == "agent"]
     assert overhead[0]["text"].startswith("timer_overhead_s=")
     check_complete(events, processes=5, faults=0)
@@ -184,7 +188,8 @@ async def test_stop_run_kills_the_group_and_ends_the_stream_as_stopped(tree):
     end = seen[-1]
     assert isinstance(end, End) and end.reason == "stopped"
     assert not any(isinstance(e, Iteration) for e in seen)
-    assert isinstance(seen[0], Channels)
+    assert [e.state for e in seen[:2] if isinstance(e, Link)] == ["connecting", "connected"]
+    assert isinstance(seen[2], Channels)
 
 
 async def test_detach_leaves_the_run_which_is_then_found_as_a_leftover(tree):
