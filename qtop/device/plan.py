@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from qtop.device.probe import ProbeResult
+from qtop.device.schedule import blocks_per_variant, rounds_text, uses_blocks
 from qtop.device.sensors import COMMAND_RSS, ODPM_ENERGY, SensorPlan, selected
 from qtop.errors import UsageError
 from qtop.profiles import Profile
@@ -162,6 +163,12 @@ def _plan_sh(profile: Profile, plan_shell: str, run_id: str, options: RunOptions
         "QTOP_TIMEOUT_MS": _ms(run.timeout_s),
         "QTOP_MAX_FAILURES": str(run.max_consecutive_failures),
         "QTOP_VARIANTS": str((len(run.variants) or 1) * run.repeat),
+        "QTOP_ORDER": "blocks" if uses_blocks(profile) else "sequential",
+        "QTOP_GROUP": str(len(run.variants) or 1),
+        "QTOP_BLOCK": str(run.block_size),
+        "QTOP_BLOCKS": str(blocks_per_variant(profile) or ""),
+        "QTOP_ROUNDS": rounds_text(profile) if uses_blocks(profile) else "",
+        "QTOP_BLOCK_PAUSE_MS": _ms(run.block_cooldown_s) or "0",
         "QTOP_WORKDIR": device.workdir or "",
         "QTOP_CALIBRATIONS": str(max(1, options.calibrations)),
         "QTOP_CALIBRATION_COMMAND": options.calibration_command,

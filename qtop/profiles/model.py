@@ -21,6 +21,7 @@ from qtop.profiles.values import (
     Integer,
     Number,
     Patterns,
+    Percent,
     Selection,
     Temperature,
     Text,
@@ -33,6 +34,15 @@ AUTO = "auto"
 TRANSPORTS = ("ssh", "adb")
 LATENCY_SOURCES = ("wall", "execute_stats", "genie")
 PROFILER_KINDS = ("qnn_log", "genie_profile", "optrace", "file")
+ORDERS = ("sequential", "interleaved", "randomized")
+STOPS = ("planned", "early")
+# MLPerf Inference's minimum query count and duration for a single-stream run.
+VALIDITY_PRESETS: dict[str, tuple[int, float]] = {
+    "custom": (0, 0.0),
+    "mlperf-mobile": (1024, 60.0),
+    "mlperf-edge": (1024, 600.0),
+    "mlperf-datacenter": (1024, 600.0),
+}
 METER_UNITS = {
     "power": ("uW", "mW", "W"),
     "current": ("uA", "mA", "A"),
@@ -531,6 +541,63 @@ class RunProfile:
         "compare` uses the spread between them as the run-to-run noise of its gates",
         default=1,
         example=3,
+    )
+    order: str = key(
+        Choice(*ORDERS),
+        "how a sweep's variants take turns: `sequential` (each variant's whole measurement, "
+        "then the next), `interleaved` (blocks of `block` iterations, variants alternating "
+        "forwards then backwards: a b c c b a ..., so thermal drift hits each alike) or "
+        "`randomized` (each round of blocks in a random order drawn from `order_seed`). "
+        "Each variant's warm-up runs once, before its first block. Needs "
+        "`latency_source: wall`",
+        default="sequential",
+        example="interleaved",
+    )
+    order_seed: int = key(
+        Integer(0, 2**31 - 1),
+        "the seed of `order: randomized` (recorded with the profile, so the order can be "
+        "told again)",
+        default=14,
+        example=7,
+    )
+    block_size: int = key(
+        Integer(1, MOST_ITERATIONS),
+        "with `order: interleaved` or `randomized`, measured iterations per block",
+        name="block",
+        default=10,
+        example=20,
+    )
+    block_cooldown_s: float = key(
+        Duration(0.0, HOUR),
+        "with `order: interleaved` or `randomized`, idle this long between blocks (a "
+        "`cooldown` section, if set, waits for its temperature before every block as well)",
+        name="block_cooldown",
+        default=0.0,
+        example="5s",
+    )
+    validity: str = key(
+        Choice(*VALIDITY_PRESETS),
+        "minimums as MLPerf Inference sets them for a single-stream run, on top of "
+        "`min_iterations`/`min_duration`: `mlperf-mobile` 1,024 queries and 60 s, "
+        "`mlperf-edge` and `mlperf-datacenter` 1,024 queries and 600 s (with `stop: early` "
+        "the query count gives way to the early-stopping estimate, as in MLPerf)",
+        default="custom",
+        example="mlperf-mobile",
+    )
+    stop: str = key(
+        Choice(*STOPS),
+        "`planned`: measure every planned iteration. `early`: end a variant's measurement "
+        "as soon as MLPerf's early-stopping bound on its P90 (99% confidence) is within "
+        "`early_stop_margin` of the observed P90 and the minimum duration is met",
+        default="planned",
+        example="early",
+    )
+    early_stop_margin_pct: float = key(
+        Percent(0.1, 100.0),
+        "with `stop: early`, how close the P90 bound must be to the observed P90",
+        name="early_stop_margin",
+        default=5.0,
+        example="5%",
     )
     max_consecutive_failures: int = key(
         Integer(1, 1_000_000),

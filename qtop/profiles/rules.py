@@ -164,6 +164,26 @@ def _repetitions_start_alike(profile: Profile) -> Iterator[Finding]:
         )
 
 
+def _blocks_need_wall_time(profile: Profile) -> Iterator[Finding]:
+    run = profile.run
+    if run.order != "sequential" and run.latency_source != "wall":
+        yield Finding(
+            ("run.order", "run.latency_source"),
+            f"order: {run.order} alternates blocks of runs of the command, but with "
+            f"latency_source: {run.latency_source} the profiler, not the run, counts the "
+            "iterations",
+            "use 'order: sequential' with this latency source, or 'latency_source: wall'",
+        )
+    elif run.order != "sequential" and len(run.variants) < 2:
+        yield Finding(
+            ("run.order", "run.variants"),
+            f"order: {run.order} with {len(run.variants) or 'no'} variant(s): there is "
+            "nothing to alternate with, so the blocks run one after the other",
+            "list two or more variants, or use 'order: sequential'",
+            WARNING,
+        )
+
+
 _SSH_ONLY = ("host", "port", "user", "identity_file", "known_hosts", "jump_host")
 
 
@@ -252,6 +272,7 @@ RULES: tuple[Rule, ...] = (
         _valid_by_its_own_minimum,
     ),
     Rule(("run.repeat", "run.cooldown"), _repetitions_start_alike),
+    Rule(("run.order", "run.latency_source", "run.variants"), _blocks_need_wall_time),
 )
 
 

@@ -241,6 +241,41 @@ class Temperature(Number):
         return self._fix(spot)
 
 
+class Percent(Number):
+    """A share in percent: ``5%``, or a bare number of percent (``5`` is 5%)."""
+
+    def __init__(self, minimum: float, maximum: float) -> None:
+        super().__init__(minimum, maximum, "%")
+
+    def convert(self, raw: Any, spot: Spot) -> float:
+        if isinstance(raw, str):
+            text = raw.strip()
+            number = text[:-1].strip() if text.endswith("%") else text
+            try:
+                value = float(number)
+            except ValueError:
+                raise Invalid(f"{describe(raw)} is not a percentage", self._fix(spot)) from None
+            return super().convert(value, spot)
+        return super().convert(raw, spot)
+
+    def from_text(self, text: str, spot: Spot) -> float:
+        return self.convert(text, spot)
+
+    def json_schema(self, context: JsonContext) -> dict[str, Any]:
+        return {
+            "anyOf": [
+                super().json_schema(context),
+                {"type": "string", "pattern": r"^\s*[0-9]+(\.[0-9]+)?\s*%?\s*$"},
+            ]
+        }
+
+    def accepts(self) -> str:
+        return f"percentage, {self.minimum:g}–{self.maximum:g}% (`5%` or `5`)"
+
+    def show(self, value: Any) -> str:
+        return f"`{value:g}%`"
+
+
 class Duration(Kind):
     """A duration within [minimum, maximum] seconds: ``90``, ``250ms``, ``10m``, ``1h30m``.
 

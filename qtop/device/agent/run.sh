@@ -1,4 +1,4 @@
-# shellcheck shell=sh source-path=SCRIPTDIR
+# shellcheck shell=sh source-path=SCRIPTDIR disable=SC2153 # the QTOP_ variables come from plan.sh
 # qtop device agent: the run. Usage: run.sh RUN_DIR
 # Started detached in a process group of its own, so the link can drop
 # without touching it and `kill -- -PGID` stops everything it started: the
@@ -370,11 +370,13 @@ qtop_pace() {
 }
 
 # Iterations of one phase: $1 phase, $2 count (empty: no limit), $3 duration
-# in milliseconds (empty: none). With a profiler-driven latency source the
-# host creates advance.<variant> once it has parsed enough executes; the
-# count is then only a cap, and a process that failed or timed out does not
-# count towards it (it measured nothing, so another one is needed). The
-# timer is calibrated again every QTOP_RECALIBRATE_S seconds.
+# in milliseconds (empty: none); indices start at qtop_base. The host creates
+# advance.<variant> to end the variant's measurement: with a profiler-driven
+# latency source once it has parsed enough executes (the count is then only a
+# cap, and a process that failed or timed out does not count towards it: it
+# measured nothing, so another one is needed), and with `stop: early` once the
+# P90 bound is tight enough. The timer is calibrated again every
+# QTOP_RECALIBRATE_S seconds.
 qtop_loop() {
 	qtop_i=0
 	qtop_counted=0
@@ -384,12 +386,12 @@ qtop_loop() {
 			qtop_ms_between "$qtop_t1_s" "$qtop_t1_f" "$qtop_phase_s" "$qtop_phase_f"
 			[ "$qtop_d" -lt "$3" ] || break
 		fi
-		[ "$QTOP_MODE" != open ] || [ ! -e "$qtop_dir/advance.$qtop_v" ] || break
+		[ ! -e "$qtop_dir/advance.$qtop_v" ] || break
 		if [ "$QTOP_RECALIBRATE_S" -gt 0 ] && [ $((qtop_t1_s - qtop_cal_s)) -ge "$QTOP_RECALIBRATE_S" ]; then
 			qtop_calibrate "$QTOP_RECALIBRATIONS"
 		fi
 		qtop_pace "$qtop_i"
-		qtop_process "$1" "$qtop_i"
+		qtop_process "$1" $((qtop_i + qtop_base))
 		qtop_i=$((qtop_i + 1))
 		[ "$QTOP_MODE" = open ] && [ "$qtop_fails" -gt 0 ] || qtop_counted=$((qtop_counted + 1))
 	done
@@ -433,6 +435,102 @@ qtop_run_variant() {
 		qtop_loop measure "$QTOP_ITERATIONS" "$QTOP_DURATION_MS"
 	fi
 	qtop_variant_unenv
+}
+
+# Per-variant counters of an interleaved run, in variables named by variant
+# number: qtop_get PREFIX V sets qtop_x (0 when unset), qtop_put_n PREFIX V N.
+qtop_get() {
+	eval "qtop_x=\${$1_$2:-0}"
+}
+
+qtop_put_n() {
+	eval "$1_$2=\$3"
+}
+
+# Has variant $1 of an interleaved run measured all it should?
+qtop_variant_done() {
+	[ ! -e "$qtop_dir/advance.$1" ] || return 0
+	if [ -n "$QTOP_ITERATIONS" ]; then
+		qtop_get qtop_n "$1"
+		[ "$qtop_x" -lt "$QTOP_ITERATIONS" ] || return 0
+	fi
+	if [ -n "$QTOP_DURATION_MS" ]; then
+		qtop_get qtop_ms "$1"
+		[ "$qtop_x" -lt "$QTOP_DURATION_MS" ] || return 0
+	fi
+	return 1
+}
+
+# One block of variant qtop_v: its cooldown, its warm-up before its first
+# block only, then up to QTOP_BLOCK measured iterations (fewer when its count
+# or its measured time is nearly reached). Indices go on from its last block.
+qtop_block() {
+	# shellcheck source=/dev/null
+	. "$qtop_dir/variant_$qtop_v.sh"
+	qtop_variant_env
+	[ -z "$QTOP_COOLDOWN_BELOW_MC" ] || qtop_cooldown
+	qtop_get qtop_blk "$qtop_v"
+	qtop_nblk=$((qtop_x + 1))
+	qtop_put_n qtop_blk "$qtop_v" "$qtop_nblk"
+	if [ "$qtop_nblk" -eq 1 ] && [ "$QTOP_WARMUP" -gt 0 ] && [ -z "$qtop_stop" ]; then
+		qtop_phase warmup "$QTOP_WARMUP" "" ""
+		qtop_loop warmup "$QTOP_WARMUP" ""
+	fi
+	qtop_get qtop_n "$qtop_v"
+	qtop_done_n=$qtop_x
+	qtop_get qtop_ms "$qtop_v"
+	qtop_done_ms=$qtop_x
+	qtop_count=$QTOP_BLOCK
+	if [ -n "$QTOP_ITERATIONS" ] && [ $((QTOP_ITERATIONS - qtop_done_n)) -lt "$qtop_count" ]; then
+		qtop_count=$((QTOP_ITERATIONS - qtop_done_n))
+	fi
+	qtop_left_ms=
+	[ -z "$QTOP_DURATION_MS" ] || qtop_left_ms=$((QTOP_DURATION_MS - qtop_done_ms))
+	if [ -z "$qtop_stop" ] && [ -z "$qtop_failed" ]; then
+		qtop_phase measure "$QTOP_ITERATIONS" "$QTOP_DURATION_US" "block $qtop_nblk${QTOP_BLOCKS:+/$QTOP_BLOCKS}"
+		qtop_base=$qtop_done_n
+		qtop_loop measure "$qtop_count" "$qtop_left_ms"
+		qtop_base=0
+		qtop_put_n qtop_n "$qtop_v" $((qtop_done_n + qtop_counted))
+		if [ "$qtop_i" -gt 0 ]; then
+			qtop_ms_between "$qtop_t1_s" "$qtop_t1_f" "$qtop_phase_s" "$qtop_phase_f"
+			qtop_put_n qtop_ms "$qtop_v" $((qtop_done_ms + qtop_d))
+		fi
+	fi
+	qtop_variant_unenv
+}
+
+# The blocks of one repetition of the plan, whose first variant is number $1:
+# round after round (QTOP_ROUNDS, cycled) until every variant is done.
+qtop_run_blocks() {
+	qtop_first=$1
+	qtop_busy=1
+	while [ -n "$qtop_busy" ] && [ -z "$qtop_stop" ] && [ -z "$qtop_failed" ]; do
+		qtop_busy=
+		for qtop_round in $QTOP_ROUNDS; do
+			qtop_ifs=$IFS
+			IFS=,
+			# shellcheck disable=SC2086 # a round is variant numbers split at commas
+			set -- $qtop_round
+			IFS=$qtop_ifs
+			for qtop_rel in "$@"; do
+				qtop_v=$((qtop_first + qtop_rel - 1))
+				qtop_variant_done "$qtop_v" && continue
+				qtop_busy=1
+				if [ "$qtop_blocks_run" -gt 0 ] && [ "$QTOP_BLOCK_PAUSE_MS" -gt 0 ]; then
+					qtop_phase cooldown "" "" "pause between blocks"
+					qtop_due_s=$qtop_phase_s
+					qtop_due_u=$((1$qtop_phase_f - 1000000))
+					qtop_add_ms "$QTOP_BLOCK_PAUSE_MS"
+					qtop_sleep_until "$qtop_due_s" "$qtop_due_u"
+				fi
+				[ -z "$qtop_stop" ] || return 0
+				qtop_block
+				qtop_blocks_run=$((qtop_blocks_run + 1))
+				[ -z "$qtop_stop" ] && [ -z "$qtop_failed" ] || return 0
+			done
+		done
+	done
 }
 
 # The sampler ends on SIGTERM (its trap) and a byte on its FIFO (bash runs
@@ -522,11 +620,21 @@ if [ "$QTOP_BASELINE_MS" -gt 0 ] && [ -z "$qtop_stop" ]; then
 	qtop_add_ms "$QTOP_BASELINE_MS"
 	qtop_sleep_until "$qtop_due_s" "$qtop_due_u"
 fi
+qtop_base=0
+qtop_blocks_run=0
 qtop_v=1
-while [ "$qtop_v" -le "$QTOP_VARIANTS" ] && [ -z "$qtop_stop" ] && [ -z "$qtop_failed" ]; do
-	qtop_run_variant
-	qtop_v=$((qtop_v + 1))
-done
+if [ "$QTOP_ORDER" = blocks ]; then
+	qtop_rep=1
+	while [ "$qtop_rep" -le "$QTOP_VARIANTS" ] && [ -z "$qtop_stop" ] && [ -z "$qtop_failed" ]; do
+		qtop_run_blocks "$qtop_rep"
+		qtop_rep=$((qtop_rep + QTOP_GROUP))
+	done
+else
+	while [ "$qtop_v" -le "$QTOP_VARIANTS" ] && [ -z "$qtop_stop" ] && [ -z "$qtop_failed" ]; do
+		qtop_run_variant
+		qtop_v=$((qtop_v + 1))
+	done
+fi
 if [ -n "$qtop_stop" ]; then
 	qtop_finish stopped ""
 elif [ -n "$qtop_failed" ]; then
