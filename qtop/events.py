@@ -165,6 +165,8 @@ class Marker(Event, tag="marker"):
     label: str = ""
     note: str = ""
     origin: str = "user"
+    # The variant a marker is about (an early stop), "" when it is about the run.
+    variant: str = ""
 
 
 class Link(Event, tag="link"):

@@ -27,6 +27,7 @@ from qtop.events import (
     IterationRun,
     Log,
     LogRun,
+    Marker,
     PhaseChange,
     Sample,
 )
@@ -122,6 +123,7 @@ class Collected:
     series: dict[str, ChannelSeries] = field(default_factory=dict)
     iterations: IterationTable = field(default_factory=IterationTable)
     phases: list[PhaseChange] = field(default_factory=list)
+    markers: list[Marker] = field(default_factory=list)
     timer_overhead_s: float | None = None
     t_last: float | None = None
 
@@ -146,6 +148,8 @@ class Collector:
             self._log(event)  # type: ignore[arg-type]
         elif kind is PhaseChange:
             data.phases.append(event)  # type: ignore[arg-type]
+        elif kind is Marker:
+            data.markers.append(event)  # type: ignore[arg-type]
         elif kind is Channels:
             for channel in event.channels:  # type: ignore[attr-defined]
                 data.channels[channel.id] = channel

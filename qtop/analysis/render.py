@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from qtop.analysis.energy import EnergyAnalysis
+from qtop.analysis.render_order import drift_lines, early_stop_lines
 from qtop.analysis.session import SessionAnalysis, VariantAnalysis
 from qtop.analysis.thermal import ThermalAnalysis, fit_problem
 from qtop.report.table import MISSING, fmt, markdown_table, text_table
@@ -258,13 +259,19 @@ def _session_notes(analysis: SessionAnalysis) -> list[str]:
     return [note for note in analysis.notes if note not in shown]
 
 
+def _latency_section(variant: VariantAnalysis, analysis: SessionAnalysis) -> list[str]:
+    lines = latency_lines(variant, analysis.timer_overhead_s, analysis.latency_source)
+    lines += early_stop_lines(variant, analysis.parameters)
+    return lines + drift_lines(variant.drift)
+
+
 def render_text(analysis: SessionAnalysis, indent: str = "  ") -> str:
     """The analysis of every variant as indented plain text."""
     out: list[str] = []
     for variant in analysis.variants:
         out.append(f"analysis{_title(variant)}:")
         sections = (
-            ("latency", latency_lines(variant, analysis.timer_overhead_s, analysis.latency_source)),
+            ("latency", _latency_section(variant, analysis)),
             ("thermal", thermal_lines(variant.thermal, variant.t_start)),
             ("energy", energy_lines(variant.energy)),
         )
@@ -286,7 +293,7 @@ def render_markdown(analysis: SessionAnalysis, heading_level: int = 3) -> str:
     for variant in analysis.variants:
         out.append(f"{hashes} Analysis{_title(variant)}")
         sections = (
-            ("Latency", latency_lines(variant, analysis.timer_overhead_s, analysis.latency_source)),
+            ("Latency", _latency_section(variant, analysis)),
             ("Thermal", thermal_lines(variant.thermal, variant.t_start)),
             ("Energy", energy_lines(variant.energy)),
         )

@@ -11,11 +11,13 @@ import itertools
 import operator
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from qtop.analysis.collect import Collected, IterationTable, collect
 from qtop.analysis.current_sign import CurrentSign, detect_current_sign
+from qtop.analysis.drift import Drift, analyze_drift, block_starts
+from qtop.analysis.early_stop import EarlyStopEstimate, estimate, minimum_queries, minimums
 from qtop.analysis.energy import (
     NO_POWER,
     EnergyAnalysis,
@@ -53,6 +55,11 @@ DEFAULT_STABILITY_WINDOW_S = 30.0
 DEFAULT_STABILITY_PASS = 0.97
 DEFAULT_MIN_ITERATIONS = 30
 DEFAULT_MIN_DURATION_S = 0.0
+EARLY_STOP_LABEL = "early stop"
+INTERLEAVED_ENERGY = (
+    "energy is not given per variant of an interleaved run: the power trace between a "
+    "variant's first and last block holds the other variants' blocks"
+)
 # Above this share of the median latency the timer's own cost is worth a warning.
 TIMER_OVERHEAD_NOTICE = 0.01
 
@@ -69,6 +76,9 @@ class AnalysisParameters:
     min_iterations: int = DEFAULT_MIN_ITERATIONS
     min_duration_s: float = DEFAULT_MIN_DURATION_S
     power_source: str | None = None
+    # run.stop: early: the minimum query count gives way to the early-stopping estimate.
+    early_stopping: bool = False
+    validity_preset: str = "custom"
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +97,10 @@ class VariantAnalysis:
     hints: tuple[str, ...]
     t_start: float | None
     t_end: float | None
+    drift: Drift | None = None
+    early_stop: EarlyStopEstimate | None = None
+    # Why the measurement ended before its plan ("" when it did not).
+    stopped_early: str = ""
     latencies_s: tuple[float, ...] = field(
         default=(), repr=False, compare=False, metadata={"export": False}
     )
@@ -181,21 +195,18 @@ def analyze_collected(
     """
     _check_parameters(window_s, hold_s, theta, stability_window_s, stability_pass)
     run = _profile_run(data.header)
-    if min_iterations is None:
-        recorded = _number(run.get("min_iterations"))
-        min_iterations = int(recorded) if recorded is not None else DEFAULT_MIN_ITERATIONS
-    if min_duration_s is None:
-        recorded = _number(run.get("min_duration_s"))
-        min_duration_s = recorded if recorded is not None else DEFAULT_MIN_DURATION_S
+    minimum = minimums(run, min_iterations, min_duration_s)
     parameters = AnalysisParameters(
         window_s=window_s,
         hold_s=hold_s,
         theta=theta,
         stability_window_s=stability_window_s,
         stability_pass=stability_pass,
-        min_iterations=min_iterations,
-        min_duration_s=min_duration_s,
+        min_iterations=minimum.queries,
+        min_duration_s=minimum.duration_s,
         power_source=power_source,
+        early_stopping=minimum.early_stopping,
+        validity_preset=minimum.preset,
     )
     device = data.header.device if data.header else {}
     timer_overhead = data.timer_overhead_s
@@ -264,16 +275,6 @@ def _analyze_variant(
         if warmup_count
         else (int(profile_warmup) if profile_warmup is not None else None),
     )
-    stats = latency_stats(latencies, picked.measured_failed, span)
-    if timer_overhead and stats.p50_s and timer_overhead > TIMER_OVERHEAD_NOTICE * stats.p50_s:
-        hints.append(
-            f"the device timer's own overhead ({timer_overhead * 1e3:.3g} ms) is "
-            f"{timer_overhead / stats.p50_s:.1%} of the P50: it is subtracted from every "
-            "latency, so they are no more precise than its jitter; time more work per "
-            "iteration (more inferences per process, say)"
-        )
-    if stats.failed:
-        hints.append(f"{stats.failed} measured iteration(s) failed and are not in the statistics")
     thermal = None
     if t_start is not None and t_end is not None and times:
         thermal = analyze_thermal(
@@ -289,7 +290,32 @@ def _analyze_variant(
             stability_window_s=parameters.stability_window_s,
             stability_pass=parameters.stability_pass,
         )
-    if trace is None or t_start is None or t_end is None:
+    starts_of = picked.starts
+    drift = analyze_drift(
+        times,
+        latencies,
+        array("d", map(table.end.__getitem__, ok)),
+        starts_of,
+        block_starts(data.phases, name),
+        data.series.get(thermal.hottest_channel or "") if thermal else None,
+    )
+    interleaved = drift.blocks > 1
+    if interleaved:
+        # The span holds the other variants' blocks too: the measured time is the blocks'.
+        span = drift.measured_s
+    stats = latency_stats(latencies, picked.measured_failed, span)
+    if timer_overhead and stats.p50_s and timer_overhead > TIMER_OVERHEAD_NOTICE * stats.p50_s:
+        hints.append(
+            f"the device timer's own overhead ({timer_overhead * 1e3:.3g} ms) is "
+            f"{timer_overhead / stats.p50_s:.1%} of the P50: it is subtracted from every "
+            "latency, so they are no more precise than its jitter; time more work per "
+            "iteration (more inferences per process, say)"
+        )
+    if stats.failed:
+        hints.append(f"{stats.failed} measured iteration(s) failed and are not in the statistics")
+    if trace is not None and interleaved:
+        energy = no_power(span, len(ok), INTERLEAVED_ENERGY)
+    elif trace is None or t_start is None or t_end is None:
         energy = no_power(span, len(ok))
     else:
         status_id = trace.source.status_channel
@@ -319,6 +345,19 @@ def _analyze_variant(
             cooling,
             trace,
         )
+    early = estimate(sorted(latencies))
+    validity = check_validity(len(ok), span, parameters.min_iterations, parameters.min_duration_s)
+    if parameters.early_stopping and early is None and ok:
+        validity = replace(
+            validity,
+            valid=False,
+            reasons=(
+                *validity.reasons,
+                f"{len(ok)} successful measured iterations are too few for the early-stopping "
+                f"estimate (at least {minimum_queries()}): run more iterations",
+            ),
+        )
+    stopped = [m.note for m in data.markers if m.label == EARLY_STOP_LABEL and m.variant == name]
     return VariantAnalysis(
         name=name,
         measured=stats,
@@ -329,9 +368,7 @@ def _analyze_variant(
         if warmup_count
         else None,
         metrics=metric_stats([table.row_metrics(row) for row in ok]),
-        validity=check_validity(
-            len(ok), span, parameters.min_iterations, parameters.min_duration_s
-        ),
+        validity=validity,
         outliers=outliers,
         thermal=thermal,
         energy=energy,
@@ -339,6 +376,9 @@ def _analyze_variant(
         hints=tuple(hints),
         t_start=t_start,
         t_end=t_end,
+        drift=drift,
+        early_stop=early,
+        stopped_early=stopped[0] if stopped else "",
         latencies_s=tuple(ordered_latencies),
     )
 
@@ -380,12 +420,12 @@ class _VariantRows:
             ok = array("q", sorted(ok, key=table.midpoint))
             midpoints = array("d", map(table.midpoint, ok))
             starts = array("d", map(table.start.__getitem__, ok))
-        self.ok, self.midpoints, self._starts = ok, midpoints, starts
+        self.ok, self.midpoints, self.starts = ok, midpoints, starts
 
     def in_start_order(self) -> Sequence[int]:
         """The successful measured rows by start (then index): the order they ran in."""
         rows = self.ok
-        starts = self._starts
+        starts = self.starts
         if all(map(operator.lt, starts, itertools.islice(starts, 1, None))):
             return rows
         table = self.table

@@ -31,6 +31,7 @@ from qtop.device.sensors import SensorPlan, plan_sensors
 from qtop.errors import RunFailed, UsageError
 from qtop.events import End, Event, Header, Link, Log, Sample
 from qtop.live.backoff import Backoff
+from qtop.live.early_stop import EarlyStopper
 from qtop.live.hooks import DeviceAccess, ProcessHook
 from qtop.live.prepare import prepare_device
 from qtop.live.translate import Translator
@@ -142,6 +143,7 @@ class LiveSource:
         self._detaching = False
         self._finished = False
         self._shell_name = ""
+        self._early_stop = EarlyStopper(profile)
 
     # --- before the run ------------------------------------------------------
 
@@ -566,6 +568,10 @@ class LiveSource:
             if self.profile.run.latency_source == "wall":
                 # A hook next to wall latency only adds the profiler's reports.
                 produced.insert(0, translator.iteration(exit))
+        stop = self._early_stop.observe(exit.variant, produced, self._now())
+        if stop is not None:
+            await control.advance(self.transport, exit.run_dir, exit.variant_index)
+            produced.append(stop)
         for event in [*translator.commit_process(line), *produced]:
             self._emit(event)
 

@@ -247,16 +247,26 @@ class Percent(Number):
     def __init__(self, minimum: float, maximum: float) -> None:
         super().__init__(minimum, maximum, "%")
 
+    def _range(self) -> str:
+        return f"{self.minimum:g}% to {self.maximum:g}%"
+
     def convert(self, raw: Any, spot: Spot) -> float:
-        if isinstance(raw, str):
-            text = raw.strip()
-            number = text[:-1].strip() if text.endswith("%") else text
-            try:
-                value = float(number)
-            except ValueError:
-                raise Invalid(f"{describe(raw)} is not a percentage", self._fix(spot)) from None
-            return super().convert(value, spot)
-        return super().convert(raw, spot)
+        if isinstance(raw, bool) or not isinstance(raw, str | int | float):
+            raise Invalid(f"expected a percentage, got {describe(raw)}", self._fix(spot))
+        text = str(raw).strip()
+        number = text[:-1].strip() if text.endswith("%") else text
+        try:
+            value = float(number)
+        except ValueError:
+            raise Invalid(f"{describe(raw)} is not a percentage", self._fix(spot)) from None
+        if not math.isfinite(value):
+            raise Invalid(f"{describe(raw)} is not a finite percentage", self._fix(spot))
+        shown_value = f"{number}%"
+        if value < self.minimum:
+            raise Invalid(f"{shown_value} is below the minimum, {self.minimum:g}%", self._fix(spot))
+        if value > self.maximum:
+            raise Invalid(f"{shown_value} is above the maximum, {self.maximum:g}%", self._fix(spot))
+        return value
 
     def from_text(self, text: str, spot: Spot) -> float:
         return self.convert(text, spot)

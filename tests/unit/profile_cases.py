@@ -102,6 +102,7 @@ CONTROL_FIX = "remove it: control characters (NUL, escape, ...) cannot be passed
 ONE_LINE_FIX = "remove the line break (a '>' or '|' block adds one at the end: use '>-' or '|-')"
 NAN = "JSON has no NaN (a language server sees a number and compares nothing)"
 TEXT_RANGE = "a duration written as text is only checked for its form by JSON Schema"
+PERCENT_TEXT = "a percentage written with % is only checked for its form by JSON Schema"
 
 CASES: tuple[KeyCases, ...] = (
     KeyCases(
@@ -703,6 +704,77 @@ CASES: tuple[KeyCases, ...] = (
         (
             Bad("0", "0 is below the minimum, 1", whole(1, 1000, 3)),
             Bad("1001", "1001 is above the maximum, 1000", whole(1, 1000, 3)),
+        ),
+    ),
+    KeyCases(
+        "run.order",
+        ("sequential",),
+        (
+            Bad(
+                "interleave",
+                "'interleave' is not one of sequential, interleaved, randomized",
+                "did you mean 'interleaved'?",
+            ),
+        ),
+    ),
+    KeyCases(
+        "run.order_seed",
+        ("0", "2147483647"),
+        (Bad("-1", "-1 is below the minimum, 0", whole(0, 2147483647, 7)),),
+    ),
+    KeyCases(
+        "run.block",
+        ("1", "20"),
+        (Bad("0", "0 is below the minimum, 1", whole(1, 10000000, 20)),),
+    ),
+    KeyCases(
+        "run.block_cooldown",
+        ("0", "5s"),
+        (
+            Bad(
+                "2h",
+                "2h is above the maximum, 1h",
+                duration_range("0s", "1h", "5s"),
+                json_blind=TEXT_RANGE,
+            ),
+        ),
+    ),
+    KeyCases(
+        "run.validity",
+        ("mlperf-mobile", "custom", "mlperf-edge"),
+        (
+            Bad(
+                "mlperf",
+                "'mlperf' is not one of custom, mlperf-mobile, mlperf-edge, mlperf-datacenter",
+                "did you mean 'mlperf-edge'?",
+            ),
+        ),
+    ),
+    KeyCases(
+        "run.stop",
+        ("early", "planned"),
+        (Bad("soon", "'soon' is not one of planned, early", "use one of: planned, early"),),
+    ),
+    KeyCases(
+        "run.early_stop_margin",
+        ("5%", "2.5", "'10 %'"),
+        (
+            Bad(
+                "0%",
+                "0% is below the minimum, 0.1%",
+                "write a number from 0.1% to 100%, e.g. 5%",
+                json_blind=PERCENT_TEXT,
+            ),
+            Bad(
+                "101",
+                "101% is above the maximum, 100%",
+                "write a number from 0.1% to 100%, e.g. 5%",
+            ),
+            Bad(
+                "lots",
+                "'lots' is not a percentage",
+                "write a number from 0.1% to 100%, e.g. 5%",
+            ),
         ),
     ),
     KeyCases(

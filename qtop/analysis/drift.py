@@ -1,0 +1,119 @@
+"""The blocks a variant was measured in, and the drift it saw across them.
+
+A sequential sweep measures each variant in one stretch; ``run.order:
+interleaved`` or ``randomized`` measures it in blocks that alternate with the
+other variants' (each block starts at a ``measure`` phase change). The drift a
+variant saw is its latency and temperature at the start against the end: its
+first and last block when it has several, else the first and last tenth of its
+iterations; and the least-squares slope of its latency over time, per minute,
+as a share of its median. Under interleaving every variant should see about
+the same drift; a sequential sweep shows the later variants starting hotter.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from qtop.analysis.numeric import median
+from qtop.analysis.series import ChannelSeries
+from qtop.events import PhaseChange
+
+# A single block is split into this many parts for its start and end figures.
+SINGLE_BLOCK_PARTS = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    """Start against end of one variant's measurement."""
+
+    blocks: int
+    measured_s: float
+    first_p50_s: float | None
+    last_p50_s: float | None
+    slope_per_min: float | None
+    first_temperature_c: float | None
+    last_temperature_c: float | None
+    segments: str
+
+    @property
+    def change(self) -> float | None:
+        """Last against first P50, as a fraction of the first."""
+        if self.first_p50_s is None or self.last_p50_s is None or self.first_p50_s <= 0:
+            return None
+        return self.last_p50_s / self.first_p50_s - 1.0
+
+
+def block_starts(phases: Sequence[PhaseChange], variant: str) -> list[float]:
+    """Device times at which the variant's measured blocks began."""
+    return sorted(
+        p.t for p in phases if p.phase == "measure" and p.variant == variant and p.t is not None
+    )
+
+
+def split_blocks(starts: Sequence[float], times: Sequence[float]) -> list[tuple[int, int]]:
+    """Index ranges [lo, hi) of ``times`` (ascending) per block; empty blocks left out."""
+    if len(starts) < 2:
+        return [(0, len(times))] if times else []
+    cuts = [bisect.bisect_left(times, start) for start in starts[1:]]
+    edges = [0, *cuts, len(times)]
+    return [(lo, hi) for lo, hi in itertools.pairwise(edges) if hi > lo]
+
+
+def analyze_drift(
+    times: Sequence[float],
+    latencies: Sequence[float],
+    ends: Sequence[float],
+    starts: Sequence[float],
+    block_times: Sequence[float],
+    temperature: ChannelSeries | None,
+) -> Drift:
+    """``times`` the midpoints (ascending) of the successful measured iterations, with their
+    ``latencies``, ``starts`` and ``ends``; ``block_times`` when each block began."""
+    ranges = split_blocks(block_times, times)
+    measured = math.fsum(ends[hi - 1] - starts[lo] for lo, hi in ranges)
+    if len(ranges) >= 2:
+        first, last = ranges[0], ranges[-1]
+        segments = "first and last block"
+    elif times:
+        part = max(1, len(times) // SINGLE_BLOCK_PARTS)
+        first, last = (0, part), (len(times) - part, len(times))
+        segments = f"first and last {part} iterations"
+    else:
+        return Drift(len(ranges), measured, None, None, None, None, None, "")
+    return Drift(
+        blocks=len(block_times) or len(ranges),
+        measured_s=measured,
+        first_p50_s=median(latencies[first[0] : first[1]]),
+        last_p50_s=median(latencies[last[0] : last[1]]),
+        slope_per_min=_slope_per_min(times, latencies),
+        first_temperature_c=_temperature(temperature, starts[first[0]], ends[first[1] - 1]),
+        last_temperature_c=_temperature(temperature, starts[last[0]], ends[last[1] - 1]),
+        segments=segments,
+    )
+
+
+def _temperature(series: ChannelSeries | None, t_from: float, t_to: float) -> float | None:
+    if series is None:
+        return None
+    mean = series.mean_between(t_from, t_to)
+    return mean if mean is not None else series.value_at(t_to)
+
+
+def _slope_per_min(times: Sequence[float], latencies: Sequence[float]) -> float | None:
+    """Least-squares latency slope per minute, as a share of the median latency."""
+    n = len(times)
+    if n < 3:
+        return None
+    centre = median(latencies)
+    mean_t = math.fsum(times) / n
+    mean_y = math.fsum(latencies) / n
+    spread = math.fsum((t - mean_t) ** 2 for t in times)
+    if spread <= 0 or centre <= 0:
+        return None
+    pairs = zip(times, latencies, strict=True)
+    covariance = math.fsum((t - mean_t) * (y - mean_y) for t, y in pairs)
+    return covariance / spread * 60.0 / centre
