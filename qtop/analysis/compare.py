@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from qtop.analysis.drift import drift_note
 from qtop.analysis.energy import EnergyAnalysis
 from qtop.analysis.plain import to_plain
 from qtop.analysis.resample import Dependence
@@ -115,6 +116,9 @@ class VariantComparison:
     base_dependence: Dependence | None = None
     new_dependence: Dependence | None = None
     notes: tuple[str, ...] = ()
+    # MLPerf's early-stopping P90 bound (99%) of each side's first repetition.
+    base_p90_bound_s: float | None = None
+    new_p90_bound_s: float | None = None
 
     def delta(self, metric: str) -> MetricDelta | None:
         return next((d for d in self.deltas if d.metric == metric), None)
@@ -330,8 +334,19 @@ def compare_variants(
         new_repetitions=len(new.repetitions),
         base_dependence=base_dep,
         new_dependence=new_dep,
-        notes=tuple(notes),
+        notes=tuple(notes + order_notes(base.first, new.first)),
+        base_p90_bound_s=base.first.early_stop.bound_s if base.first.early_stop else None,
+        new_p90_bound_s=new.first.early_stop.bound_s if new.first.early_stop else None,
     )
+
+
+def order_notes(base: VariantAnalysis, new: VariantAnalysis) -> list[str]:
+    """The drift each side saw and why a side stopped early: what qualifies the deltas."""
+    notes = [drift_note("BASE", base.drift), drift_note("NEW", new.drift)]
+    for side, variant in (("BASE", base), ("NEW", new)):
+        if variant.stopped_early:
+            notes.append(f"{side} stopped early: {variant.stopped_early}")
+    return [note for note in notes if note]
 
 
 def _side_warnings(

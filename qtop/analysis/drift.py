@@ -117,3 +117,15 @@ def _slope_per_min(times: Sequence[float], latencies: Sequence[float]) -> float 
     pairs = zip(times, latencies, strict=True)
     covariance = math.fsum((t - mean_t) * (y - mean_y) for t, y in pairs)
     return covariance / spread * 60.0 / centre
+
+
+def drift_note(side: str, drift: Drift | None) -> str | None:
+    """``BASE drift: P50 +4.1% from first to last block (3 blocks), 48.0 -> 71.2 C``."""
+    if drift is None or drift.change is None:
+        return None
+    text = f"{side} drift: P50 {drift.change:+.1%} from {drift.segments.replace('and', 'to')}"
+    if drift.blocks > 1:
+        text += f" ({drift.blocks} blocks)"
+    if drift.first_temperature_c is not None and drift.last_temperature_c is not None:
+        text += f", {drift.first_temperature_c:.1f} -> {drift.last_temperature_c:.1f} C"
+    return text

@@ -54,6 +54,12 @@ def _rows(variant: VariantComparison) -> list[list[str]]:
             "—",
         ]
     )
+    base_b, new_b = variant.base_p90_bound_s, variant.new_p90_bound_s
+    if base_b is not None or new_b is not None:
+        bound_change = (
+            _change(new_b / base_b - 1) if base_b is not None and new_b is not None else "—"
+        )
+        rows.append(["P90 bound ms", _value(base_b), _value(new_b), bound_change, "—"])
     base_o, new_o = variant.base_onset_s, variant.new_onset_s
     onset_change = f"{new_o - base_o:+.1f} s" if base_o is not None and new_o is not None else "—"
     rows.append(["onset s", fmt(base_o, 1), fmt(new_o, 1), onset_change, "—"])
