@@ -165,8 +165,8 @@ class Marker(Event, tag="marker"):
     label: str = ""
     note: str = ""
     origin: str = "user"
-    # The variant a marker is about (an early stop), "" when it is about the run.
-    variant: str = ""
+    # The variant a marker is about (an early stop); None (left out) when it is about the run.
+    variant: str | None = None
 
 
 class Link(Event, tag="link"):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import bisect
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -196,3 +196,22 @@ def _real(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
+
+
+def estimate_from_quantile(
+    queries: int, quantile: Callable[[float], float]
+) -> EarlyStopEstimate | None:
+    """The estimate from a quantile function over ``queries`` latencies (a sketch, say).
+
+    The ``t``-th highest of ``n`` sorted values sits at ``q = (n - t) / (n - 1)``
+    of the linear-interpolation percentile, so the bound is as exact as the quantiles.
+    """
+    allowed = overlatency_allowance(queries)
+    if allowed is None:
+        return None
+    return EarlyStopEstimate(
+        queries=queries,
+        bound_s=quantile((queries - allowed) / (queries - 1)),
+        observed_p90_s=quantile(PERCENTILE),
+        discarded=allowed - 1,
+    )

@@ -37,6 +37,9 @@ def phase_eta_s(model: SessionModel) -> float | None:
     phase = model.phase
     if phase.phase not in ("warmup", "measure") or model.end is not None:
         return None
+    if phase.note.startswith("block "):
+        # A block's own start says nothing about the variant's iterations in earlier blocks.
+        return None
     if phase.started_t is None or model.t_last is None:
         return None
     elapsed = model.t_last - phase.started_t

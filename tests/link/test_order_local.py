@@ -1,17 +1,22 @@
 """run.order: variants alternating in blocks, on this machine with the real device agent."""
 
+import json
+
+from qtop.analysis.session import analyze
+from qtop.cli import main
 from qtop.device.plan import RunOptions
 from qtop.device.schedule import rounds
 from qtop.live.backoff import Backoff
 from qtop.live.source import LiveSource
 from qtop.profiles import check_profile_text
+from qtop.record.reader import open_recording
 from qtop.transport.local import LocalTransport
 
 from .helpers import make_sysfs, profile_for
 from .recording import of_kind, record
 
 SWEEP = (
-    "{command: 'echo $V', warmup: 1, iterations: 5, block: 2, order: %s, %s"
+    "{command: 'echo $V; sleep 0.01', warmup: 1, iterations: 5, block: 2, order: %s, %s"
     "variants: [{name: a, env: {V: one}}, {name: b, env: {V: two}}, {name: c, env: {V: 3}}]}"
 )
 
@@ -40,7 +45,7 @@ def _blocks(events: list[dict]) -> list[tuple[str, list[int]]]:
     return out
 
 
-async def test_interleaved_blocks_alternate_forwards_then_backwards(tmp_path):
+async def test_interleaved_blocks_alternate_forwards_then_backwards(tmp_path, capsys):
     events = await _run(tmp_path, "interleaved")
     assert events[-1]["reason"] == "completed"
     # Rounds a b c, c b a, a b c: the double block at a turn is one run of iterations.
@@ -59,6 +64,20 @@ async def test_interleaved_blocks_alternate_forwards_then_backwards(tmp_path):
                if p["phase"] == "measure")  # fmt: skip
     stdout = [e["text"] for e in of_kind(events, "log") if e["stream"] == "stdout"]
     assert stdout.count("one") == 6 and stdout.count("two") == 6 and stdout.count("3") == 6
+    # Each variant's figures are its own blocks', and compare pairs variants of the recording.
+    path = tmp_path / "interleaved.jsonl"
+    analysis = analyze(open_recording(path).events())
+    for variant in analysis.variants:
+        assert variant.measured.count == 5
+        assert variant.drift is not None and variant.drift.blocks == 3
+        assert variant.drift.segments == "first and last block"
+        assert variant.measured.duration_s < variant.t_end - variant.t_start
+        assert not variant.energy.available and "interleaved" in variant.energy.note
+    assert main(["compare", f"{path}:a", f"{path}:c", "--format", "json"]) == 0
+    (pair,) = json.loads(capsys.readouterr().out)["variants"]
+    assert (pair["base_variant"], pair["new_variant"]) == ("a", "c")
+    assert (pair["base_iterations"], pair["new_iterations"]) == (5, 5)
+    assert any(note.startswith("BASE drift: P50 ") for note in pair["notes"])
 
 
 async def test_randomized_order_follows_the_seeded_rounds_and_pauses_between_blocks(tmp_path):

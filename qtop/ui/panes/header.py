@@ -23,6 +23,8 @@ LOUD = "bold reverse $error"
 WARN = "bold $warning"
 GOOD = "$success"
 MUTED = "$text-muted"
+# The device agent's note on each measured block of an interleaved run: ``block 3/12``.
+BLOCK_NOTE = "block "
 # The link states in which the device is not being heard from.
 LINK_DOWN = ("connecting", "disconnected", "reconnecting")
 
@@ -46,6 +48,11 @@ def phase_chip(model: SessionModel) -> Chip:
     if phase.phase == "warmup":
         planned = f"/{phase.planned_iterations}" if phase.planned_iterations else ""
         return f"warm-up {done}{planned}{left}", "bold $warning"
+    if phase.phase == "measure" and phase.note.startswith(BLOCK_NOTE):
+        # Interleaved variants: which block of which variant, and its count so far.
+        of = f" of {clean(phase.variant)}" if phase.variant else ""
+        planned = f"/{phase.planned_iterations}" if phase.planned_iterations else ""
+        return f"{clean(phase.note)}{of} · measured {done}{planned}", "bold $accent"
     if phase.phase == "measure":
         if phase.planned_duration_s:
             total = clock(phase.planned_duration_s)

@@ -9,6 +9,7 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
+from qtop.analysis.early_stop import EarlyStopEstimate, estimate, estimate_from_quantile
 from qtop.analysis.live import LiveAnalysis, latency_histogram
 from qtop.stats.model import SessionModel
 from qtop.stats.quantiles import RunningStats
@@ -29,6 +30,37 @@ NARROW_WIDTH = 70
 def shown_quantiles(stats: RunningStats) -> dict[str, float | None]:
     """The percentiles the pane prints, in seconds (None before the first iteration)."""
     return {name: (stats.quantile(q) if stats.count else None) for name, q in QUANTILES}
+
+
+def early_stop_figure(stats: RunningStats) -> EarlyStopEstimate | None:
+    """MLPerf's early-stopping P90 bound of the latencies so far (None below 64 of them)."""
+    if stats.exact is not None:
+        return estimate(stats.exact)
+    return estimate_from_quantile(stats.count, stats.quantile)
+
+
+def bound_parts(
+    model: SessionModel, stats: RunningStats, narrow: bool = False
+) -> list[str | tuple[str, str]]:
+    """``P90 ≤ 61.200 (99%) +1.2%`` (ms): the bound and how far above the observed P90 it
+    is (with ``run.stop: early``, against the margin: ``+3.1%/5%``)."""
+    found = early_stop_figure(stats)
+    if found is None:
+        return []
+    run = model.header.profile.get("run") if model.header else None
+    margin = run.get("early_stop_margin_pct") if isinstance(run, dict) else None
+    early = isinstance(run, dict) and run.get("stop") == "early"
+    parts: list[str | tuple[str, str]] = [
+        ("P90 ≤ ", "$text-muted"),
+        (fmt_ms(found.bound_s), "bold"),
+        (" (99%)", "$text-muted"),
+    ]
+    if early and isinstance(margin, int | float):
+        style = "$success" if found.within(margin) else "$warning"
+        parts.append((f" +{found.margin:.1%}/{margin:g}%", style))
+    elif not narrow:
+        parts.append((f" +{found.margin:.1%}", "$text-muted"))
+    return parts
 
 
 def figures_line(model: SessionModel, variant: str, narrow: bool = False) -> Content:
@@ -59,13 +91,17 @@ def figures_line(model: SessionModel, variant: str, narrow: bool = False) -> Con
         else str(stats.count)
     )
     stdev = fmt_ms(stats.stdev if stats.count > 1 else None)
+    bound = bound_parts(model, stats, narrow)
     if narrow:
         parts += [("\nn ", "$text-muted"), (count, "bold"), ("  mean ", "$text-muted"),
                   fmt_ms(stats.mean), ("  stdev ", "$text-muted"), stdev]  # fmt: skip
         parts += [("\nmin ", "$text-muted"), fmt_ms(stats.minimum), ("  max ", "$text-muted"),
                   fmt_ms(stats.maximum), (" ms", "$text-muted")]  # fmt: skip
+        parts += [("  ", "$text-muted"), *bound] if bound else []
     else:
-        parts += [("  │  n ", "$text-muted"), (count, "bold"), ("\nmean ", "$text-muted"),
+        parts += [("  │  n ", "$text-muted"), (count, "bold")]
+        parts += [("  │  ", "$text-muted"), *bound] if bound else []
+        parts += [("\nmean ", "$text-muted"),
                   fmt_ms(stats.mean), ("  min ", "$text-muted"), fmt_ms(stats.minimum),
                   ("  max ", "$text-muted"), fmt_ms(stats.maximum), ("  stdev ", "$text-muted"),
                   stdev, (" ms", "$text-muted")]  # fmt: skip
