@@ -399,7 +399,8 @@ def _raw(token: str) -> str:
 def dump_with_raw(document: Any) -> str:
     """JSON text in which ``_raw`` placeholders become raw tokens (NaN, 1e999, 400 digits)."""
     text = json.dumps(document, ensure_ascii=False)
-    return re.sub('"\ue000(.*?)\ue000"', lambda m: m.group(1), text)
+    # The token was escaped as a JSON string (a nesting token holds quotes): undo that.
+    return re.sub('"\ue000(.*?)\ue000"', lambda m: json.loads(f'"{m.group(1)}"'), text)
 
 
 def hostile_json_value(rng: random.Random, original: Any) -> Any:
