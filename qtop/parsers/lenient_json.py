@@ -213,8 +213,14 @@ _NUMBER_CHARS = frozenset("0123456789+-.eE")
 
 
 def _trailing_cut_number(text: str, floor: int, end: int) -> int:
-    """Where a number that runs to the end of the file starts (it may be cut), else ``end``."""
-    if end <= floor or _skip(text, end) < len(text):
+    """Where a number that runs to the end of the file starts (it may be cut), else ``end``.
+
+    The decoder stops a cut ``48.`` before its dot, so what follows ``end`` counts too.
+    """
+    after = end
+    while after < len(text) and text[after] in _NUMBER_CHARS:
+        after += 1
+    if end <= floor or _skip(text, after) < len(text):
         return end
     for literal in ("-Infinity", "Infinity", "NaN"):  # Python's json reads these as numbers
         if text.endswith(literal, floor, end):
