@@ -126,9 +126,8 @@ def read_profiler_file(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
             size = os.fstat(file.fileno()).st_size
             if max_bytes and size > max_bytes:
                 raise UsageError(
-                    f"{shown}: {size / 1e6:.1f} MB is more than the {max_bytes / 1e6:g} MB "
-                    "qtop ops reads by default (real profiler files are far smaller; this may "
-                    "not be one)",
+                    f"{shown}: {size / 1e6:.3g} MB, more than the {max_bytes / 1e6:.3g} MB qtop "
+                    "ops reads (real profiler output is a few MB: is this one?)",
                     f"raise the limit with --max-size {_round_up_mb(size)}MB, or 0 for none",
                 )
             raw = file.read(max_bytes + 1) if max_bytes else file.read()

@@ -120,8 +120,8 @@ class ProfilerHook:
         if len(text) > MAX_PROFILE_CHARS:
             out.warn_once(
                 "too-big",
-                f"the profiler output of process {out.exit.process} is {len(text) / 1e6:.0f} MB, "
-                f"more than the {MAX_PROFILE_CHARS / 1e6:.0f} MB qtop parses; it was not read "
+                f"the profiler output of process {out.exit.process} is {len(text) / 1e6:.3g} MB, "
+                f"more than the {MAX_PROFILE_CHARS / 1e6:.3g} MB qtop parses; it was not read "
                 "(fix: profile fewer inferences per process, or a lower --profiling_level)",
             )
             return None

@@ -11,6 +11,7 @@ reads its result, ``qtop ops``, and the live profiler hooks.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from typing import Any
@@ -28,6 +29,10 @@ from fuzz_support import (
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from qtop.live.profiler_timing import deinit_s, inference_latencies
+from qtop.parsers import ProfilerParseError, qnn_viewer_text
+from qtop.profiling.model import ParsedProfile
 
 # Values the parsers hash, compute with or show: where a hostile value hurts most.
 IDENTITY_KEYS = frozenset(
@@ -174,3 +179,31 @@ def test_the_genie_hook_survives_a_hostile_profile(data):
 @given(data=st.one_of(hostile_json(), hostile_text()))
 def test_the_report_hook_survives_any_hostile_file(data):
     TARGETS["hook:file"](data)
+
+
+def _without_ops(profile: ParsedProfile) -> ParsedProfile:
+    graphs = tuple(
+        dataclasses.replace(
+            graph, executes=tuple(dataclasses.replace(ex, ops=()) for ex in graph.executes)
+        )
+        for graph in profile.graphs
+    )
+    return dataclasses.replace(profile, graphs=graphs, unknown_lines=0, unknown_samples=())
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=hostile_text(("qnn-viewer-text",)))
+def test_the_live_timing_parse_equals_the_full_parse_on_any_text(data):
+    text = data.decode("utf-8", errors="replace")
+    try:
+        full = qnn_viewer_text.parse(text, "log")
+    except ProfilerParseError:
+        with pytest.raises(ProfilerParseError):
+            qnn_viewer_text.parse(text, "log", ops=False)
+        return
+
+    timing = qnn_viewer_text.parse(text, "log", ops=False)
+
+    assert _without_ops(timing) == _without_ops(full)
+    assert inference_latencies([timing]) == inference_latencies([full])
+    assert deinit_s([timing]) == deinit_s([full])
