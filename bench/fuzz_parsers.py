@@ -10,9 +10,10 @@ result), ``qtop ops``, and the live profiler hooks.
 Inputs are numbered and rebuilt from (seed, target, number), so any finding
 can be replayed: ``--replay TARGET NUMBER``. Each input gets ``--time-limit``
 seconds of CPU time (a profiling timer in the worker, so a busy machine does
-not turn slow inputs into hangs; a worker that makes no progress for a minute,
-stuck where the timer cannot interrupt it, is killed by the parent); an input
-that runs out of time is a hang. Each distinct
+not turn slow inputs into hangs; a worker that spends a minute of CPU on one
+input, stuck where the timer cannot interrupt it, is killed by the parent);
+an input that runs out of time is a hang. Measured in CPU time, a run can be
+paused (SIGSTOP / SIGCONT) without inventing hangs. Each distinct
 crash (exception type and innermost qtop frame) is written once to
 ``--findings`` with its input and traceback. Prints, per target, the inputs
 run, inputs/s, crashes (distinct and total) and hangs.
@@ -38,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "parsers"))
 
 import fuzz_support  # noqa: E402
+import psutil  # noqa: E402
 
 REPORT_EVERY_S = 30.0
 
@@ -142,7 +144,14 @@ def run_target(target: str, args: argparse.Namespace, findings: Findings) -> dic
             daemon=True,
         )
         process.start()
-        return {"process": process, "current": current, "step": step, "last": -1, "since": 0.0}
+        return {
+            "process": process,
+            "cpu": psutil.Process(process.pid),
+            "current": current,
+            "step": step,
+            "last": -1,
+            "since": 0.0,
+        }
 
     for first in range(args.jobs):
         slots.append(start(first, args.jobs))
@@ -165,14 +174,18 @@ def run_target(target: str, args: argparse.Namespace, findings: Findings) -> dic
             number = slot["current"].value
             if number < 0 or not slot["process"].is_alive():
                 continue
+            try:
+                cpu = sum(slot["cpu"].cpu_times()[:2])
+            except psutil.Error:
+                continue
             if number != slot["last"]:
-                slot["last"], slot["since"] = number, now
-            elif now - slot["since"] > hard_limit:
+                slot["last"], slot["since"] = number, cpu
+            elif cpu - slot["since"] > hard_limit:
                 # Stuck where the alarm cannot interrupt it (inside C code).
                 slot["process"].kill()
                 slot["process"].join()
                 data = build_input(args.seed, target, number)
-                findings.hang(target, number, f"no progress for {hard_limit:g} s", data)
+                findings.hang(target, number, f"{hard_limit:g} s of CPU on one input", data)
                 done += 1
                 step = slot["step"]
                 if number + step < args.inputs:
