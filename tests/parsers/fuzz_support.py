@@ -21,6 +21,7 @@ is a crash.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import math
 import random
@@ -40,7 +41,7 @@ from qtop.live.profiler_state import ProcessEvents
 from qtop.live.profiler_timing import deinit_s, genie_tail_s, inference_latencies
 from qtop.live.translate import ProcessExit, ProfilerFile
 from qtop.parsers import KINDS, ProfilerParseError, parse
-from qtop.profiles import load_profile_text
+from qtop.profiles import Profile, load_profile_text
 from qtop.profiling.aggregate import breakdown
 from qtop.profiling.latency import genie_figures
 from qtop.profiling.model import ParsedProfile
@@ -219,10 +220,17 @@ class _Device(DeviceAccess):
         return CommandResult(0, self.data, b"")
 
 
-def _hook(source: str) -> ProfilerHook:
-    cls, run = _HOOK_PROFILES[source]
+@functools.cache
+def _profile(source: str) -> Profile:
+    _, run = _HOOK_PROFILES[source]
     text = f"name: fuzz\nrun: {{command: x, warmup: 1, iterations: 3, {run}}}\n"
-    return cls(load_profile_text(text, "fuzz.yaml"))
+    return load_profile_text(text, "fuzz.yaml")
+
+
+def _hook(source: str) -> ProfilerHook:
+    """A new hook (it keeps state between processes) for the profile of ``source``."""
+    cls, _ = _HOOK_PROFILES[source]
+    return cls(_profile(source))
 
 
 def _exit() -> ProcessExit:
@@ -232,12 +240,14 @@ def _exit() -> ProcessExit:
     )
 
 
+@functools.cache
+def _loop() -> asyncio.AbstractEventLoop:
+    return asyncio.new_event_loop()
+
+
 def _run(coroutine: Any) -> Any:
-    loop = asyncio.new_event_loop()
-    try:
-        return loop.run_until_complete(coroutine)
-    finally:
-        loop.close()
+    """Run a hook call to its end on this process's one loop (a loop per input is costly)."""
+    return _loop().run_until_complete(coroutine)
 
 
 def check_hook(source: str, data: bytes) -> None:
