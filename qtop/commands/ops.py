@@ -36,6 +36,7 @@ examples:
   qtop ops linting_htp.txt
   qtop ops profile.csv --sort cycles --top 10
   qtop ops chrometrace.json --json | jq '.breakdown.graphs[0].ops[0]'
+  qtop ops linting_htp.txt --against aihub_profile.json
 """
 
 SORT_CHOICES = ("wait", "cycles")
@@ -65,6 +66,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--kind", choices=KIND_CHOICES, help="the file's format (default: detected)"
     )
     parser.add_argument("--json", action="store_true", help="print the parsed report as JSON")
+    parser.add_argument(
+        "--against",
+        metavar="AIHUB_JSON",
+        help="line the ops up with AI Hub's profile of the same model "
+        "(profile_job.download_profile()) and show where the device departs from it",
+    )
     parser.add_argument(
         "--top",
         type=_count,
@@ -195,9 +202,63 @@ def ops_output(
     return json.dumps(document, indent=1, allow_nan=False) + "\n"
 
 
+def against_output(
+    text: str,
+    source: str,
+    hub_text: str,
+    hub_source: str,
+    *,
+    kind: str | None = None,
+    as_json: bool = False,
+    top: int = 20,
+    warmup: int = 1,
+) -> str:
+    """What ``qtop ops FILE --against AIHUB`` prints; a ``UsageError`` when nothing lines up."""
+    from qtop.errors import UsageError
+    from qtop.parsers import detect_kind, parse
+    from qtop.profiling.against import compare_ops, device_ops
+    from qtop.profiling.aggregate import breakdown
+    from qtop.profiling.render_against import render_against
+    from qtop.textsafe import plain
+
+    device = parse(kind or detect_kind(text, source), text, source)
+    hub = parse("ai-hub", hub_text, hub_source)
+    result = compare_ops(breakdown(device, warmup=warmup), hub, breakdown(hub, warmup=warmup))
+    if not result.matched and not result.hub_fused and not result.hub_off_npu:
+        device_names = list(device_ops(breakdown(device)))[:3]
+        hub_names = [layer.key for layer in result.hub_only][:3]
+        raise UsageError(
+            f"no op of {plain(source)} has a layer of the same name in {plain(hub_source)} "
+            f"(device: {plain(', '.join(device_names)) or 'no ops'}; AI Hub: "
+            f"{plain(', '.join(hub_names)) or 'no layers'})",
+            "pass AI Hub's profile of the model the device ran, and a device profile with "
+            "per-op rows (qnn-profile-viewer linting or detailed output, or optrace)",
+        )
+    if as_json:
+        document = {"device": source, "ai_hub": hub_source, "against": result.to_dict()}
+        return json.dumps(document, indent=1, allow_nan=False) + "\n"
+    return render_against(result, source, hub_source, top)
+
+
 def run(args: argparse.Namespace) -> int:
     path = Path(args.file)
     text = read_profiler_file(path, args.max_size)
+    if args.against is not None:
+        hub_path = Path(args.against)
+        hub_text = read_profiler_file(hub_path, args.max_size)
+        sys.stdout.write(
+            against_output(
+                text,
+                str(path),
+                hub_text,
+                str(hub_path),
+                kind=args.kind,
+                as_json=args.json,
+                top=args.top,
+                warmup=args.warmup,
+            )
+        )
+        return 0
     output = ops_output(
         text,
         str(path),
