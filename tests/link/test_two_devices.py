@@ -1,0 +1,175 @@
+"""Two simulated boards at once over SSH (an EVK and glasses), as ``qtop run A B`` runs them.
+
+The link to one of them drops in the middle of its run: both recordings are complete
+(contiguous sequence numbers, nothing lost, nothing repeated), and the other device
+never saw a link event beyond its first connection.
+"""
+
+import asyncio
+import io
+from pathlib import Path
+from typing import Any
+
+from qtop.device.plan import RunOptions
+from qtop.events import Iteration, Sample
+from qtop.live.backoff import Backoff
+from qtop.live.multi import MultiRun, per_device_options, plan_recordings
+from qtop.live.runner import LiveOptions
+from qtop.live.source import LiveSource
+from qtop.profiles import load_profile_text
+from qtop.transport.factory import make_transport
+
+from .links import sim_link
+from .recording import check_complete, load, of_kind
+from .test_ssh_sim import NETRUN
+
+FAST = Backoff(initial_s=0.1, maximum_s=0.5)
+PROCESSES = 13
+RUN = "{command: '" + NETRUN.format(n=2) + f"', warmup: 1, iterations: {PROCESSES - 1}}}"
+
+
+def board_profile(name: str, link, run: str = RUN):
+    text = (
+        f"name: {name}\n"
+        "device:\n"
+        f"{link.device_yaml()}"
+        "  sysfs_root: $QTOP_SIM_SYSFS\n"
+        "  sample_interval: 50ms\n"
+        f"run: {run}\n"
+    )
+    return load_profile_text(text, f"{name}.yaml")
+
+
+class DroppingSource(LiveSource):
+    """A LiveSource whose link is dropped once, when its stream reaches ``at`` samples and
+    iterations (only while the link is up, so the fault is exactly one disconnection)."""
+
+    def __init__(self, profile, drop, at: int) -> None:
+        super().__init__(
+            profile,
+            make_transport(profile),
+            source_kind="sim",
+            backoff=FAST,
+            run_options=RunOptions(calibrations=5),
+        )
+        self._drop = drop
+        self._at = at
+        self.dropped = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def events(self):
+        seen = 0
+        async for event in super().events():
+            if isinstance(event, Sample | Iteration):
+                seen += 1
+            if not self.dropped and seen >= self._at and self.state.link == "connected":
+                self.dropped = 1
+                task = asyncio.ensure_future(self._drop())
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+            yield event
+
+
+def steady_source(profile) -> LiveSource:
+    return LiveSource(
+        profile,
+        make_transport(profile),
+        source_kind="sim",
+        backoff=FAST,
+        run_options=RunOptions(calibrations=5),
+    )
+
+
+def options_for(names: list[str], directory: Path) -> list[LiveOptions]:
+    recordings = plan_recordings(names, str(directory), no_record=False)
+    return per_device_options(LiveOptions("", headless=True), names, recordings)
+
+
+async def test_two_boards_at_once_one_link_dropped_both_recordings_complete(tmp_path):
+    async with (
+        sim_link(tmp_path / "evk", "ssh", variant="evk", time_scale=20) as evk,
+        sim_link(tmp_path / "glasses", "ssh", variant="glasses", time_scale=20) as glasses,
+    ):
+        steady = steady_source(board_profile("evk-side", evk))
+        dropping = DroppingSource(board_profile("glasses-side", glasses), glasses.drop, at=10)
+        out = io.StringIO()
+        names = ["evk-side", "glasses-side"]
+        multi = MultiRun([steady, dropping], options_for(names, tmp_path / "rec"), out=out,
+                         interactive=False)  # fmt: skip
+        code = await multi.run(None)
+    text = out.getvalue()
+    assert code == 0, text
+    assert dropping.dropped == 1
+    paths = [run.recording_path for run in multi.runs]
+    assert all(path is not None and path.parent == tmp_path / "rec" for path in paths)
+    evk_events, glasses_events = (load(path) for path in paths)
+    assert [e["profile"]["name"] for e in (evk_events[0], glasses_events[0])] == names
+    check_complete(without_missed_ticks(glasses_events), processes=PROCESSES, faults=1)
+    check_complete(without_missed_ticks(evk_events), processes=PROCESSES, faults=0)
+    # The other device never noticed: its only link events are its first connection.
+    assert [e["state"] for e in of_kind(evk_events, "link")] == ["connecting", "connected"]
+    # Each board is its own: its own simulated hardware, its own spool.
+    assert [e["device"]["soc"] for e in (evk_events[0], glasses_events[0])] == ["QCS9075", "AR1"]
+    assert evk_events[0]["device"]["run_dir"].startswith(str(tmp_path / "evk"))
+    assert glasses_events[0]["device"]["run_dir"].startswith(str(tmp_path / "glasses"))
+    # Both ran at once: each one connected before the other's run ended (host times).
+    assert_overlap(evk_events, glasses_events)
+    # Headless, every device line says which device it is about; the outcome of each ends it.
+    lines = text.splitlines()
+    assert any(line.startswith("glasses-side: link disconnected") for line in lines), text
+    assert not any(line.startswith("evk-side: link disconnected") for line in lines), text
+    tail = lines[lines.index("devices:") :]
+    assert tail[1].startswith("  evk-side: run completed, recorded to ")
+    assert tail[2].startswith("  glasses-side: run completed, recorded to ")
+    assert all(line.endswith("(exit 0)") for line in tail[1:])
+
+
+async def test_a_device_that_cannot_be_reached_does_not_stop_the_other(tmp_path):
+    async with sim_link(tmp_path / "evk", "ssh", variant="evk", time_scale=20) as evk:
+        steady = steady_source(board_profile("evk-side", evk))
+        # The same board's address on a port where nothing listens.
+        gone = board_profile("gone", evk).replace_device(port=_closed_port())
+        out = io.StringIO()
+        names = ["evk-side", "gone"]
+        multi = MultiRun([steady, steady_source(gone)], options_for(names, tmp_path / "rec"),
+                         out=out, interactive=False)  # fmt: skip
+        code = await multi.run(None)
+    text = out.getvalue()
+    assert code == 1, text
+    evk_path = multi.runs[0].recording_path
+    assert evk_path is not None
+    check_complete(without_missed_ticks(load(evk_path)), processes=PROCESSES, faults=0)
+    assert multi.runs[1].recording_path is None
+    assert list((tmp_path / "rec").iterdir()) == [evk_path]
+    lines = text.splitlines()
+    assert any(line.startswith("gone: error: ") for line in lines), text
+    tail = lines[lines.index("devices:") :]
+    assert tail[1].startswith("  evk-side: run completed") and tail[1].endswith("(exit 0)")
+    assert tail[2].startswith("  gone: failed: ") and tail[2].endswith("(exit 1)")
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def without_missed_ticks(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The events less the ticks a sampler could not take on an overloaded (simulated) device.
+
+    Two boards simulated on one busy 2-core machine may each miss a tick: that is the
+    device's load, said as such, not anything lost on the link. Missing lines still fail.
+    """
+
+    def missed_tick(e: dict[str, Any]) -> bool:
+        return e["kind"] == "link" and e["state"] == "gap" and "sampler fell behind" in e["detail"]
+
+    return [e for e in events if not missed_tick(e)]
+
+
+def assert_overlap(first: list[dict[str, Any]], second: list[dict[str, Any]]) -> None:
+    """Each session's first link event came before the other's last (wall time of the host)."""
+    links = [[e["host_t"] for e in of_kind(events, "link")] for events in (first, second)]
+    assert links[0][0] < links[1][-1] and links[1][0] < links[0][-1], links
