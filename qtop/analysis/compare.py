@@ -131,6 +131,8 @@ class Comparison:
     only_in_base: tuple[str, ...]
     only_in_new: tuple[str, ...]
     gates: tuple[GateResult, ...] = field(default=())
+    # BASE's and NEW's devices, when they are not the same device (side-by-side runs).
+    devices: tuple[str, str] | None = None
 
     @property
     def failed(self) -> bool:

@@ -144,6 +144,7 @@ class DevicesApp(App[int]):
         for index, slot in enumerate(self.slots):
             if slot.device.session is not None:
                 self.run_device(index)
+                self._request_analysis(index, now=True)
             else:
                 slot.finished = True
                 slot.done.set()
@@ -397,7 +398,7 @@ class DevicesApp(App[int]):
             self.replay.seek_offset(0.0)
             self._replay_changed()
 
-    def _running(self) -> list[_Slot]:
+    def _running_devices(self) -> list[_Slot]:
         """Devices whose run is still going on the device (a live run that has not ended)."""
         return [
             slot
@@ -409,7 +410,7 @@ class DevicesApp(App[int]):
         ]
 
     async def action_quit(self) -> None:
-        running = self._running()
+        running = self._running_devices()
         if not running:
             self.exit(0)
             return
@@ -428,7 +429,7 @@ class DevicesApp(App[int]):
     @work(exclusive=True, group="stop", exit_on_error=False)
     async def end_runs_and_quit(self, stop: bool) -> None:
         """Stop (or detach from) every running device, let their last events in, then quit."""
-        running = self._running()
+        running = self._running_devices()
 
         async def end(slot: _Slot) -> None:
             assert slot.device.session is not None
