@@ -10,6 +10,7 @@ import io
 from pathlib import Path
 from typing import Any
 
+from qtop.cli import main
 from qtop.device.plan import RunOptions
 from qtop.events import Iteration, Sample
 from qtop.live.backoff import Backoff
@@ -121,7 +122,8 @@ async def test_two_boards_at_once_one_link_dropped_both_recordings_complete(tmp_
     tail = lines[lines.index("devices:") :]
     assert tail[1].startswith("  evk-side: run completed, recorded to ")
     assert tail[2].startswith("  glasses-side: run completed, recorded to ")
-    assert all(line.endswith("(exit 0)") for line in tail[1:])
+    assert all(line.endswith("(exit 0)") for line in tail[1:3])
+    assert tail[3].startswith("side by side: qtop report ")
 
 
 async def test_a_device_that_cannot_be_reached_does_not_stop_the_other(tmp_path):
@@ -173,3 +175,34 @@ def assert_overlap(first: list[dict[str, Any]], second: list[dict[str, Any]]) ->
     """Each session's first link event came before the other's last (wall time of the host)."""
     links = [[e["host_t"] for e in of_kind(events, "link")] for events in (first, second)]
     assert links[0][0] < links[1][-1] and links[1][0] < links[0][-1], links
+
+
+async def test_qtop_run_with_two_profiles_records_each_device_into_the_directory(tmp_path, capsys):
+    async with (
+        sim_link(tmp_path / "evk", "ssh", variant="evk", time_scale=20) as evk,
+        sim_link(tmp_path / "glasses", "ssh", variant="glasses", time_scale=20) as glasses,
+    ):
+        paths = []
+        for name, link in (("evk-side", evk), ("glasses-side", glasses)):
+            path = tmp_path / f"{name}.yaml"
+            path.write_text(
+                f"name: {name}\ndevice:\n{link.device_yaml()}  sysfs_root: $QTOP_SIM_SYSFS\n"
+                f"  sample_interval: 100ms\nrun: {RUN}\n"
+            )
+            paths.append(str(path))
+        record = tmp_path / "side-by-side"
+        argv = ["run", *paths, "--headless", "--record", str(record)]
+        # The command runs its own event loop; the boards go on serving on this one.
+        code = await asyncio.to_thread(main, argv)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    recordings = sorted(record.iterdir())
+    assert len(recordings) == 2
+    assert recordings[0].name.endswith("-evk-side.jsonl")
+    assert recordings[1].name.endswith("-glasses-side.jsonl")
+    for path in recordings:
+        check_complete(without_missed_ticks(load(path)), processes=PROCESSES, faults=0)
+    assert f"side by side: qtop report {recordings[0]} {recordings[1]}" in out
+    # Each recording is what a single-device run writes: report reads it as one.
+    assert main(["report", str(recordings[1])]) == 0
+    assert "profile glasses-side · device" in capsys.readouterr().out
