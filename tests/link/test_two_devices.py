@@ -7,6 +7,7 @@ never saw a link event beyond its first connection.
 
 import asyncio
 import io
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -206,3 +207,98 @@ async def test_qtop_run_with_two_profiles_records_each_device_into_the_directory
     # Each recording is what a single-device run writes: report reads it as one.
     assert main(["report", str(recordings[1])]) == 0
     assert "profile glasses-side · device" in capsys.readouterr().out
+
+
+class SignallingSource(LiveSource):
+    """A LiveSource that sets ``measuring`` once its first measured iteration has passed."""
+
+    def __init__(self, profile) -> None:
+        super().__init__(
+            profile,
+            make_transport(profile),
+            source_kind="sim",
+            backoff=FAST,
+            run_options=RunOptions(calibrations=5),
+        )
+        self.measuring = asyncio.Event()
+
+    async def events(self):
+        async for event in super().events():
+            yield event
+            if isinstance(event, Iteration) and event.phase == "measure":
+                self.measuring.set()
+
+
+async def test_ctrl_c_without_a_terminal_stops_every_device(tmp_path):
+    long_run = "{command: '" + NETRUN.format(n=2) + "', warmup: 1, iterations: 100000}"
+    async with (
+        sim_link(tmp_path / "evk", "ssh", variant="evk", time_scale=20) as evk,
+        sim_link(tmp_path / "glasses", "ssh", variant="glasses", time_scale=20) as glasses,
+    ):
+        sources = [
+            SignallingSource(board_profile("evk-side", evk, long_run)),
+            SignallingSource(board_profile("glasses-side", glasses, long_run)),
+        ]
+        out = io.StringIO()
+        names = ["evk-side", "glasses-side"]
+        multi = MultiRun(sources, options_for(names, tmp_path / "rec"), out=out,
+                         interactive=False)  # fmt: skip
+        running = asyncio.ensure_future(multi.run(None))
+        await asyncio.wait_for(asyncio.gather(*(s.measuring.wait() for s in sources)), timeout=120)
+        multi._on_interrupt()
+        code = await asyncio.wait_for(running, timeout=120)
+    text = out.getvalue()
+    # Stopped by an unattended interrupt: not a completed run.
+    assert code == 1, text
+    assert "interrupted: stopping every device's run (no terminal to ask on)" in text
+    for run in multi.runs:
+        assert run.session is not None and run.session.model.end is not None
+        assert run.session.model.end.reason == "stopped"
+        events = load(run.recording_path)
+        assert events[-1]["kind"] == "end" and events[-1]["reason"] == "stopped"
+
+
+async def test_the_combined_view_shows_both_live_runs_then_each_concludes(tmp_path):
+    from textual.widgets import Static
+
+    from qtop.ui.devices.app import DevicesApp
+    from qtop.ui.devices.column import DeviceColumn
+
+    seen: dict[str, str] = {}
+
+    async def open_ui(devices) -> bool:
+        app = DevicesApp(devices, display_hz=20, chart_period_s=0.0, analysis_period_s=0.0)
+        async with app.run_test(size=(160, 48)) as pilot:
+            done = asyncio.Event()
+
+            def handled(_message) -> None:
+                if all(slot.finished for slot in app.slots):
+                    done.set()
+
+            # Checked each time the app handles a message (never on the clock).
+            app.message_signal.subscribe(app, handled, immediate=True)
+            await asyncio.wait_for(done.wait(), timeout=120)
+            app.message_signal.unsubscribe(app)
+            for index, device in enumerate(devices):
+                column = app.query_one(f"#device-{index}", DeviceColumn)
+                seen[device.name] = column.query_one("#device-status", Static).render().plain
+            await pilot.press("q")
+        return True
+
+    async with (
+        sim_link(tmp_path / "evk", "ssh", variant="evk", time_scale=20) as evk,
+        sim_link(tmp_path / "glasses", "ssh", variant="glasses", time_scale=20) as glasses,
+    ):
+        sources = [
+            steady_source(board_profile("evk-side", evk)),
+            steady_source(board_profile("glasses-side", glasses)),
+        ]
+        names = ["evk-side", "glasses-side"]
+        options = [replace(o, headless=False) for o in options_for(names, tmp_path / "rec")]
+        out = io.StringIO()
+        code = await MultiRun(sources, options, out=out, interactive=False).run(open_ui)
+    assert code == 0, out.getvalue()
+    assert list(seen) == names
+    assert all(status.startswith("ended: completed") for status in seen.values()), seen
+    for path in sorted((tmp_path / "rec").iterdir()):
+        check_complete(without_missed_ticks(load(path)), processes=PROCESSES, faults=0)
