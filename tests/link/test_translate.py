@@ -66,10 +66,10 @@ def test_process_lines_become_iterations_net_of_the_timer_overhead():
     )
     (stderr,), _ = tr.events_line("E\t3\t3000000\t0\tno such file")
     assert stderr == Log(t=2.0, host_t=5.0, seq=1, stream="stderr", text="no such file")
-    events, process = tr.events_line("I\t4\t3000000\t0\tmeasure\t2\t0\t2500000\t3000000\t1\t0")
+    events, process = tr.events_line("I\t4\t3000000\t0\tmeasure\t2\t0\t2500000\t3000000\t1\t0\t")
     assert events == [] and process is not None
     # Not marked as seen until committed: a reconnect may hand it over again.
-    assert tr.events_line("I\t4\t3000000\t0\tmeasure\t2\t0\t2500000\t3000000\t1\t0")[1] == process
+    assert tr.events_line("I\t4\t3000000\t0\tmeasure\t2\t0\t2500000\t3000000\t1\t0\t")[1] == process
     iteration = tr.iteration(tr.process_exit(process))
     assert tr.commit_process(process) == []
     assert iteration == Iteration(
@@ -86,7 +86,7 @@ def test_process_lines_become_iterations_net_of_the_timer_overhead():
         error="no such file",
         latency_uncertainty_s=0.0001,
     )
-    assert tr.events_line("I\t4\t3000000\t0\tmeasure\t2\t0\t2500000\t3000000\t1\t0")[1] is None
+    assert tr.events_line("I\t4\t3000000\t0\tmeasure\t2\t0\t2500000\t3000000\t1\t0\t")[1] is None
 
 
 def test_malformed_lines_are_refused_with_a_counted_warning():
