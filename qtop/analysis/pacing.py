@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qtop.events import Header
+from qtop.stats.model import SessionModel
 from qtop.stats.pacing import PacingFold
 
 
@@ -72,6 +73,22 @@ def summarize_pacing(fold: PacingFold | None, header: Header | None) -> PacingSu
     )
 
 
+def live_pacing(model: SessionModel, phase: str, variant: str) -> PacingSummary | None:
+    """The pacing figures of one phase of one variant so far (``None``: not paced)."""
+    return summarize_pacing(model.pacing_fold(phase, variant), model.header)
+
+
+def short(pacing: PacingSummary) -> str:
+    """``missed 12/30 (40.0%), lateness P95 120 ms, 6.8 of 13.5/s``: for a status line."""
+    share = "" if pacing.miss_fraction is None else f" ({pacing.miss_fraction:.1%})"
+    achieved = f"{pacing.achieved_rate_hz:.3g}" if pacing.achieved_rate_hz else "—"
+    target = f"{pacing.target_rate_hz:.3g}" if pacing.target_rate_hz else "?"
+    return (
+        f"missed {pacing.missed}/{pacing.iterations}{share}, lateness P95 "
+        f"{_ms(pacing.lateness_p95_s)} ms, {achieved} of {target}/s"
+    )
+
+
 def describe(pacing: PacingSummary) -> str:
     """One line: ``paced 10/s (poisson), achieved 9.97/s · deadline 100 ms: 3 of 200 missed
     (1.5%) · lateness P50 0.21 P95 1.9 max 12 ms · duty cycle 45%``."""
@@ -96,7 +113,10 @@ def describe(pacing: PacingSummary) -> str:
 
 
 def _ms(value: float | None) -> str:
-    return "—" if value is None or not math.isfinite(value) else f"{value * 1e3:.3g}"
+    if value is None or not math.isfinite(value):
+        return "—"
+    ms = value * 1e3
+    return f"{ms:.0f}" if abs(ms) >= 100 else f"{ms:.3g}"
 
 
 def _positive(value: Any) -> float | None:
