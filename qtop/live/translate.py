@@ -398,7 +398,8 @@ class Translator:
             self.counts["failed_iterations"] += 1
         lateness = missed = None
         if exit.scheduled is not None:
-            lateness = exit.start - exit.scheduled
+            # Both stamps are whole microseconds of the device's clock.
+            lateness = round(exit.start - exit.scheduled, 6)
             # Completion is the start plus the latency (the timer's overhead taken off), and a
             # run that failed delivered nothing in time.
             late = self.deadline_s is not None and lateness + exit.wall_s > self.deadline_s

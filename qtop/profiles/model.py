@@ -487,7 +487,7 @@ class RunProfile:
         example=7,
     )
     deadline_s: float | None = key(
-        Duration(0.0001, HOUR),
+        Duration(0.001, HOUR),
         "with `rate`, an iteration that ends later than this after its arrival (not after "
         "it started) missed its deadline",
         name="deadline",

@@ -154,7 +154,7 @@ class LatencyPane(Pane):
     TITLE = "latency"
     DEFAULT_CSS = """
     LatencyPane #latency-figures { height: 2; }
-    LatencyPane #latency-pacing { height: auto; max-height: 2; }
+    LatencyPane #latency-pacing { height: auto; max-height: 2; display: none; }
     LatencyPane #latency-charts { height: 1fr; }
     LatencyPane #latency-chart { width: 2fr; }
     LatencyPane #latency-histogram { width: 1fr; margin-left: 1; }
