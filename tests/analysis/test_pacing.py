@@ -39,7 +39,10 @@ MISSED = [False] * 5 + [True] * 5
 def paced_events(services: list[float] = SERVICES, rate: float = 10.0) -> list[Event]:
     header = Header(
         session_id="paced",
-        profile={"name": "paced", "run": {"rate_hz": rate, "deadline_s": None, "schedule": "fixed"}},
+        profile={
+            "name": "paced",
+            "run": {"rate_hz": rate, "deadline_s": None, "schedule": "fixed"},
+        },
     )
     events: list[Event] = [header, PhaseChange(t=T0, phase="measure", planned_iterations=10)]
     free_at = T0

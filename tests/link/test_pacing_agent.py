@@ -15,9 +15,8 @@ from .helpers import AGENT_SHELLS, launch_locally, make_sysfs, profile_for, shel
 
 
 def processes(run, phase: str = "measure") -> list[ProcessLine]:
-    return [
-        line for line in run.lines("events") if isinstance(line, ProcessLine) and line.phase == phase
-    ]
+    lines = run.lines("events")
+    return [line for line in lines if isinstance(line, ProcessLine) and line.phase == phase]
 
 
 def phase_start_us(run, phase: str = "measure") -> int:
