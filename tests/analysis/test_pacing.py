@@ -207,3 +207,20 @@ def test_the_iteration_table_has_the_schedule_of_a_paced_run():
     plain = io.StringIO()
     write_iterations_csv([Iteration(t=1.0, start=0.5, end=1.0, latency_s=0.5)], plain)
     assert "missed" not in plain.getvalue().splitlines()[0]
+
+
+def test_the_live_figures_in_the_status_line_and_the_latency_pane():
+    from qtop.live.progress import status_line
+    from qtop.ui.panes.latency import pacing_line
+
+    model = SessionModel()
+    for event in paced_events()[:-1]:
+        model.apply(event)
+    assert status_line(model).endswith(
+        "p50 100 ms, missed 5/10 (50.0%), lateness P95 177 ms, 8.18 of 10/s"
+    )
+    line = pacing_line(live_pacing(model, "measure", ""))
+    assert line.plain == (
+        "paced 10/s achieved 8.182/s  │  missed 5/10 (50.0%)  │  late P50 0.000 P95 177.500 "
+        "max 200.000 ms  │  duty 80%"
+    )
