@@ -138,13 +138,15 @@ async def test_a_set_of_recordings_replays_together_aligned_on_each_start():
     async with app.run_test(size=(100, 30)) as pilot:
         await until(app, lambda: all(s.finished for s in sources) and app.settled)
         title = app.query_one("#devices-title", Static).render().plain
-        assert title.startswith("replay of 2 recordings, aligned on each recording's own start")
+        assert title.startswith("replay · ")
+        assert "2 recordings, aligned on each recording's own start" in title
         for index, source in enumerate(sources):
             assert text(app, index, "#device-status").startswith("ended: completed")
             assert source.position_t == source.t_end
         # Pause and seek act on both: each lands the same offset after its own start.
         await pilot.press("space")
         assert all(source.paused for source in sources)
+        assert app.title_text().startswith("replay · paused · +")
         assert app.replay is not None
         app.replay.seek_offset(20.0)
 

@@ -332,7 +332,8 @@ class DevicesApp(App[int]):
         state = "paused" if replay.paused else speed_name(replay.speed)
         length = replay.length_s()
         where = f"+{clock(replay.offset_s())}" + (f" / {clock(length)}" if length else "")
-        return f"replay of {count} recordings, {ALIGNMENT_NOTE} · {state} · {where}"
+        # What changes first: on a narrow terminal the end of the line is cut.
+        return f"replay · {state} · {where} · {count} recordings, {ALIGNMENT_NOTE}"
 
     def _show_title(self) -> None:
         title = self.query_one("#devices-title", Static)
