@@ -50,25 +50,49 @@ def _ratio(value: float | None, reference: float | None) -> str:
     return f"{value / reference:.2f}"
 
 
+def _groups(
+    summaries: Sequence[RecordingSummary],
+) -> list[list[tuple[RecordingSummary, VariantSummary]]]:
+    """Each variant's rows: the recordings that have it, by name, in the order given.
+
+    A recording of a single variant that no other recording names (one model on the
+    reference phone, three quantisations on the glasses) stands in every group, as
+    compare lines up two single-variant sides whatever they are called.
+    """
+
+    def names(summary: RecordingSummary) -> list[str]:
+        return [variant.variant for variant in summary.variants]
+
+    def everywhere(summary: RecordingSummary) -> bool:
+        others = {n for other in summaries if other is not summary for n in names(other)}
+        return len(summary.variants) == 1 and summary.variants[0].variant not in others
+
+    order: list[str] = []
+    for summary in summaries:
+        if not everywhere(summary):
+            order += [name for name in names(summary) if name not in order]
+    if not order:
+        return [[(s, s.variants[0]) for s in summaries if s.variants]]
+    groups = []
+    for name in order:
+        members = []
+        for summary in summaries:
+            found = next((v for v in summary.variants if v.variant == name), None)
+            if found is None and everywhere(summary):
+                found = summary.variants[0]
+            if found is not None:
+                members.append((summary, found))
+        groups.append(members)
+    return groups
+
+
 def device_rows(summaries: Sequence[RecordingSummary]) -> list[list[str]]:
     """Rows grouped by variant (in first-seen order), each device's row under the others."""
-    order: list[str] = []
-    groups: dict[str, list[tuple[RecordingSummary, VariantSummary]]] = {}
-    # Recordings of one variant each line up whatever their variants are called (as in
-    # compare): the same model may be named differently in each device's profile.
-    single = all(len(summary.variants) <= 1 for summary in summaries)
-    for summary in summaries:
-        for variant in summary.variants:
-            key = "" if single else variant.variant
-            if key not in groups:
-                order.append(key)
-                groups[key] = []
-            groups[key].append((summary, variant))
     rows: list[list[str]] = []
-    for name in order:
+    for group in _groups(summaries):
         reference_p50: float | None = None
         reference_energy: float | None = None
-        for position, (summary, variant) in enumerate(groups[name]):
+        for position, (summary, variant) in enumerate(group):
             figures = _figures(summary, variant)
             energy = figures.get("energy_per_inference_j")
             energy_mj = energy * 1000 if energy is not None else None

@@ -11,6 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from qtop.cli import main
 from qtop.device.plan import RunOptions
 from qtop.events import Iteration, Sample
@@ -302,3 +304,22 @@ async def test_the_combined_view_shows_both_live_runs_then_each_concludes(tmp_pa
     assert all(status.startswith("ended: completed") for status in seen.values()), seen
     for path in sorted((tmp_path / "rec").iterdir()):
         check_complete(without_missed_ticks(load(path)), processes=PROCESSES, faults=0)
+
+
+@pytest.mark.slow
+def test_the_side_by_side_demo_runs_an_evk_and_glasses_at_once(tmp_path, capsys):
+    record = tmp_path / "rec"
+    argv = ["demo", "--side-by-side", "--headless", "--duration", "1s", "--record", str(record)]
+    assert main(argv) == 0, capsys.readouterr().out
+    recordings = sorted(record.iterdir())
+    assert [p.name.rsplit("-", 2)[-2:] for p in recordings] == [
+        ["sim", "evk.jsonl"],
+        ["sim", "glasses.jsonl"],
+    ]
+    evk_events, glasses_events = (load(path) for path in recordings)
+    assert [e["device"]["soc"] for e in (evk_events[0], glasses_events[0])] == ["QCS9075", "AR1"]
+    for events in (evk_events, glasses_events):
+        assert events[-1]["kind"] == "end" and events[-1]["reason"] == "completed"
+    assert_overlap(evk_events, glasses_events)
+    out = capsys.readouterr().out
+    assert "  sim-evk: run completed" in out and "  sim-glasses: run completed" in out

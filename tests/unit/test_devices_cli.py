@@ -109,16 +109,19 @@ def test_one_device_named_twice_is_refused(tmp_path, capsys):
 def test_report_puts_each_variant_of_every_device_side_by_side(capsys):
     summaries = [summarize_recording(path)[0] for path in (SIMPLE, GLASSES, VARIANTS)]
     rows = device_rows(summaries)
-    assert [(row[0], row[1]) for row in rows] == [
-        ("—", "fixture-board"),
-        ("w8a8", "glasses (AR1)"),
-        ("w8a8", "fixture-board"),
-        ("w8a16", "glasses (AR1)"),
-        ("w8a16", "fixture-board"),
+    # The single unnamed variant of simple.jsonl stands with each variant of the others.
+    assert [(row[0], row[1], row[2].rsplit("/", 1)[-1]) for row in rows] == [
+        ("—", "fixture-board", "simple.jsonl"),
+        ("w8a8", "glasses (AR1)", "glasses.jsonl"),
+        ("w8a8", "fixture-board", "variants.jsonl"),
+        ("—", "fixture-board", "simple.jsonl"),
+        ("w8a16", "glasses (AR1)", "glasses.jsonl"),
+        ("w8a16", "fixture-board", "variants.jsonl"),
     ]
+    assert [row[5] for row in rows if row[0] == "—"] == ["1.00", "1.00"]
     glasses, board = rows[1], rows[2]
-    assert glasses[5] == "1.00"
-    assert float(board[5]) == pytest.approx(float(board[4]) / float(glasses[4]), abs=0.006)
+    assert float(glasses[5]) == pytest.approx(float(glasses[4]) / float(rows[0][4]), abs=0.006)
+    assert float(board[5]) == pytest.approx(float(board[4]) / float(rows[0][4]), abs=0.006)
     # Energy only where the recording measured it (the fixture board has no power channel).
     assert glasses[8] != "—" and board[8] == "—" and board[9] == "—"
     assert main(["report", str(SIMPLE), str(GLASSES), str(VARIANTS)]) == 0
