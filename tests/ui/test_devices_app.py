@@ -75,8 +75,16 @@ async def test_two_devices_side_by_side_each_from_its_own_session(size):
             assert f"P99 {fmt_ms(stats.quantile(0.99))}" in figures
             assert text(app, index, "#device-status").startswith("ended: completed")
         # The glasses' link history is theirs alone.
-        assert "1 reconnect" in text(app, 1, "#device-status")
-        assert "reconnect" not in text(app, 0, "#device-status")
+        link = text(app, 1, "#device-status").splitlines()[1]
+        assert link == "link ok · 1 reconnect · 1 gap 1.6 s"
+        assert text(app, 0, "#device-status").splitlines()[1] == "link ok"
+        # Every figure whole in a column's width (only a file name may be cut).
+        for index in (0, 1):
+            width = app.query_one(f"#device-{index}", DeviceColumn).content_region.width
+            lines = text(app, index, "#device-status").splitlines()[:2]
+            for selector in ("#device-latency-figures", "#device-power", "#device-thermal"):
+                lines += text(app, index, selector).splitlines()
+            assert all(len(line) <= width for line in lines), (width, lines)
         # Power where the device has it; the hottest zone and cooling state of each.
         assert text(app, 0, "#device-power") == "no power telemetry"
         assert text(app, 1, "#device-power").startswith("power ")

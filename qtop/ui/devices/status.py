@@ -36,7 +36,8 @@ def status_content(view: DeviceView) -> Content:
         return Content.styled(clean(f"did not start: {problem}"), LOUD)
     phase, phase_style = phase_chip(model)
     link, link_style = link_text(model)
-    parts: list[str | tuple[str, str]] = [(phase, phase_style), "  ", (link, link_style)]
+    # One line each, so that at 100x30 (two columns of 50) neither is cut.
+    parts: list[str | tuple[str, str]] = [(phase, phase_style), "\n", (link, link_style)]
     if view.error is not None:
         parts += ["\n", (clean(f"stopped: {problem}"), LOUD)]
     elif view.recording is not None and not view.replay:
@@ -49,7 +50,7 @@ def status_content(view: DeviceView) -> Content:
 
 
 class StatusSection(Section):
-    DEFAULT_CSS = "StatusSection #device-status { height: 2; }"
+    DEFAULT_CSS = "StatusSection #device-status { height: 3; }"
 
     def compose(self) -> ComposeResult:
         yield Static(id="device-status")
