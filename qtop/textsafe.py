@@ -77,3 +77,8 @@ def clean(text: str, *, keep_newlines: bool = False) -> str:
     if keep_newlines:
         return "\n".join(_CONTROL.sub(REPLACEMENT, line) for line in _NEWLINE.split(text))
     return _CONTROL.sub(REPLACEMENT, text.replace("\n", REPLACEMENT))
+
+
+def plain_lines(text: str) -> str:
+    """Like ``plain``, but the newlines that separate lines are kept."""
+    return "\n".join(plain(line) for line in text.split("\n"))

@@ -23,6 +23,7 @@ from typing import Any
 
 from qtop.analysis.drift import drift_note
 from qtop.analysis.energy import EnergyAnalysis
+from qtop.analysis.pacing import PacingSummary
 from qtop.analysis.plain import to_plain
 from qtop.analysis.resample import Dependence
 from qtop.analysis.session import SessionAnalysis, VariantAnalysis
@@ -116,6 +117,9 @@ class VariantComparison:
     base_dependence: Dependence | None = None
     new_dependence: Dependence | None = None
     notes: tuple[str, ...] = ()
+    # Paced runs: deadline misses, achieved rate and duty cycle of each side's first repetition.
+    base_pacing: PacingSummary | None = None
+    new_pacing: PacingSummary | None = None
     # MLPerf's early-stopping P90 bound (99%) of each side's first repetition.
     base_p90_bound_s: float | None = None
     new_p90_bound_s: float | None = None
@@ -135,6 +139,8 @@ class Comparison:
     only_in_base: tuple[str, ...]
     only_in_new: tuple[str, ...]
     gates: tuple[GateResult, ...] = field(default=())
+    # BASE's and NEW's devices, when they are not the same device (side-by-side runs).
+    devices: tuple[str, str] | None = None
 
     @property
     def failed(self) -> bool:
@@ -335,6 +341,8 @@ def compare_variants(
         base_dependence=base_dep,
         new_dependence=new_dep,
         notes=tuple(notes + order_notes(base.first, new.first)),
+        base_pacing=base.first.pacing,
+        new_pacing=new.first.pacing,
         base_p90_bound_s=base.first.early_stop.bound_s if base.first.early_stop else None,
         new_p90_bound_s=new.first.early_stop.bound_s if new.first.early_stop else None,
     )

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from qtop.analysis.render import marked, render_markdown, render_text, summary_row
+from qtop.report.devices import across_devices, render_devices_markdown, render_devices_text
 from qtop.report.summary import RecordingSummary, VariantSummary
 from qtop.report.table import fmt, markdown_table, text_table
 
@@ -25,12 +26,15 @@ RESULT_HEADERS = (
     "peak mem MB", "stability", "onset s", "slowdown", "peak °C", "failed",
 )  # fmt: skip
 CSV_COLUMNS = (
-    "recording", "variant", "config", "measured", "failed", "valid", "p50_ms", "p90_ms",
+    "recording", "device", "variant", "config", "measured", "failed", "valid", "p50_ms",
+    "p90_ms",
     "p95_ms", "p99_ms", "p999_ms", "mean_ms", "stdev_ms", "min_ms", "max_ms", "warmup",
     "warmup_mean_ms", "peak_memory_mb", "energy_per_inference_mj",
     "net_energy_per_inference_mj", "energy_valid", "net_energy_valid", "inferences_per_j",
     "mean_power_w", "stability",
     "onset_s", "sustained_slowdown", "peak_temperature_c", "duration_s", "end_reason",
+    "target_rate_hz", "achieved_rate_hz", "deadline_ms", "deadline_missed", "miss_fraction",
+    "lateness_p50_ms", "lateness_p95_ms", "lateness_max_ms", "duty_cycle",
 )  # fmt: skip
 
 
@@ -147,10 +151,14 @@ def render(summaries: Sequence[RecordingSummary], fmt_name: str) -> str:
             parts.extend(f"> warning: {warning}" for warning in summary.warnings)
             if summary.analysis is not None:
                 parts.append(f"### {summary.path}\n\n{render_markdown(summary.analysis, 4)}")
+        if across_devices(summaries):
+            parts.insert(1, render_devices_markdown(summaries))
         return "\n\n".join(parts)
     sections = [_recording_text(s) for s in summaries]
     if len(summaries) > 1 or any(len(s.variants) > 1 for s in summaries):
         sections.append("results:\n" + text_table(RESULT_HEADERS, results_rows(summaries), "  "))
+    if across_devices(summaries):
+        sections.append(render_devices_text(summaries))
     return "\n\n".join(sections)
 
 
@@ -169,7 +177,8 @@ def _render_csv(summaries: Sequence[RecordingSummary]) -> str:
             a = _analysis_figures(summary, v)
             writer.writerow(
                 [
-                    v.recording, v.variant, v.config, m.count, v.failed, a.get("valid"),
+                    v.recording, summary.device, v.variant, v.config, m.count, v.failed,
+                    a.get("valid"),
                     m.p50_ms, m.p90_ms, m.p95_ms, m.p99_ms, m.p999_ms, m.mean_ms, m.stdev_ms,
                     m.min_ms, m.max_ms, v.warmup.count, v.warmup.mean_ms, v.peak_memory_mb,
                     _times_1000(a.get("energy_per_inference_j")),
@@ -179,6 +188,20 @@ def _render_csv(summaries: Sequence[RecordingSummary]) -> str:
                     a.get("inferences_per_j"), a.get("mean_power_w"), a.get("stability"),
                     a.get("onset_s"), a.get("sustained_slowdown"), a.get("peak_temperature_c"),
                     round(summary.duration_s, 3), summary.end_reason,
+                    *_pacing_cells(summary, v),
                 ]
             )  # fmt: skip
     return buffer.getvalue().rstrip("\n")
+
+
+def _pacing_cells(summary: RecordingSummary, variant: VariantSummary) -> list[Any]:
+    """The pacing columns of a variant (empty for a run that was not paced)."""
+    found = summary.analysis.variant(variant.variant) if summary.analysis else None
+    pacing = found.pacing if found is not None else None
+    if pacing is None:
+        return [None] * 9
+    return [
+        pacing.target_rate_hz, pacing.achieved_rate_hz, _times_1000(pacing.deadline_s),
+        pacing.missed, pacing.miss_fraction, _times_1000(pacing.lateness_p50_s),
+        _times_1000(pacing.lateness_p95_s), _times_1000(pacing.lateness_max_s), pacing.duty_cycle,
+    ]  # fmt: skip

@@ -11,6 +11,7 @@ same summary either way.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -127,6 +128,15 @@ class RecordingSummary:
         return data
 
 
+def device_name(device: Mapping[str, Any]) -> str:
+    """A header's device as people name it: ``hostname (soc)``, or whichever is known."""
+    name = str(device.get("hostname") or device.get("host") or "")
+    soc = device.get("soc")
+    if soc:
+        name = f"{name} ({soc})" if name else str(soc)
+    return name
+
+
 def _variant_names(model: SessionModel) -> list[str]:
     names = list(model.variants)
     for key in [*model.iterations_done, *model.iterations_failed]:
@@ -186,12 +196,7 @@ def summarize_model(
     )
     header = model.header
     profile = header.profile.get("name", "") if header else ""
-    device = ""
-    if header:
-        device = str(header.device.get("hostname") or header.device.get("host") or "")
-        soc = header.device.get("soc")
-        if soc:
-            device = f"{device} ({soc})" if device else str(soc)
+    device = device_name(header.device) if header else ""
     return RecordingSummary(
         path=path,
         profile=str(profile),
