@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from qtop.analysis.early_stop import minimums
 from qtop.analysis.energy import (
     NO_POWER,
     POWER_KINDS,
@@ -31,8 +32,6 @@ from qtop.analysis.latency import Outliers, Validity, check_validity, find_outli
 from qtop.analysis.series import ChannelSeries
 from qtop.analysis.session import (
     DEFAULT_HOLD_S,
-    DEFAULT_MIN_DURATION_S,
-    DEFAULT_MIN_ITERATIONS,
     DEFAULT_STABILITY_PASS,
     DEFAULT_STABILITY_WINDOW_S,
     DEFAULT_THETA,
@@ -90,14 +89,6 @@ def _as_channel(points: list[SeriesPoint]) -> ChannelSeries:
     return ChannelSeries([p.t for p in points], [p.mean for p in points])
 
 
-def _profile_number(model: SessionModel, key: str) -> float | None:
-    run = model.header.profile.get("run") if model.header else None
-    value = run.get(key) if isinstance(run, Mapping) else None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
-
-
 def capture(model: SessionModel, variant: str) -> LiveInputs:
     """Copy what the analysis of ``variant`` needs out of ``model`` (on the model's thread)."""
     latency = model.latency_series.get(variant)
@@ -109,8 +100,9 @@ def capture(model: SessionModel, variant: str) -> LiveInputs:
         if channel.kind in wanted and channel.id in model.channel_series
     }
     t_start = points[0].t - points[0].mean if points else None
-    minimum = _profile_number(model, "min_iterations")
-    min_duration = _profile_number(model, "min_duration_s")
+    run = model.header.profile.get("run") if model.header else None
+    # The same minimums as the report's: the profile's, raised to a validity preset's.
+    minimum = minimums(run if isinstance(run, Mapping) else {})
     return LiveInputs(
         variant=variant,
         latency=points,
@@ -119,8 +111,8 @@ def capture(model: SessionModel, variant: str) -> LiveInputs:
         channel_points=channel_points,
         measured=model.done("measure", variant),
         warmup=model.done("warmup", variant),
-        min_iterations=int(minimum) if minimum is not None else DEFAULT_MIN_ITERATIONS,
-        min_duration_s=min_duration if min_duration is not None else DEFAULT_MIN_DURATION_S,
+        min_iterations=minimum.queries,
+        min_duration_s=minimum.duration_s,
         baseline=model.phase_span("baseline", t_start) if t_start is not None else None,
     )
 
