@@ -44,7 +44,7 @@ def bound_parts(
     model: SessionModel, stats: RunningStats, narrow: bool = False
 ) -> list[str | tuple[str, str]]:
     """``P90 ≤ 61.200 (99%) +1.2%`` (ms): the bound and how far above the observed P90 it
-    is (with ``run.stop: early``, against the margin: ``+3.1%/5%``)."""
+    is (with ``run.stop: early``, against the margin: ``+3.1%/5%``). Narrow: the bound."""
     found = early_stop_figure(stats)
     if found is None:
         return []
@@ -54,8 +54,9 @@ def bound_parts(
     parts: list[str | tuple[str, str]] = [
         ("P90 ≤ ", "$text-muted"),
         (fmt_ms(found.bound_s), "bold"),
-        (" (99%)", "$text-muted"),
     ]
+    if not narrow:
+        parts.append((" (99%)", "$text-muted"))
     if early and isinstance(margin, int | float):
         style = "$success" if found.within(margin) else "$warning"
         parts.append((f" +{found.margin:.1%}/{margin:g}%", style))
@@ -98,7 +99,6 @@ def figures_line(model: SessionModel, variant: str, narrow: bool = False) -> Con
                   fmt_ms(stats.mean), ("  stdev ", "$text-muted"), stdev]  # fmt: skip
         parts += [("\nmin ", "$text-muted"), fmt_ms(stats.minimum), ("  max ", "$text-muted"),
                   fmt_ms(stats.maximum), (" ms", "$text-muted")]  # fmt: skip
-        parts += [("  ", "$text-muted"), *bound] if bound else []
     else:
         parts += [("  │  n ", "$text-muted"), (count, "bold")]
         parts += [("  │  ", "$text-muted"), *bound] if bound else []
@@ -109,6 +109,9 @@ def figures_line(model: SessionModel, variant: str, narrow: bool = False) -> Con
     failed = model.failed("measure", variant)
     if failed:
         parts.append((f"  {failed} failed", "bold $error"))
+    if narrow and bound:
+        # A line of its own: the lines above already fill a narrow column.
+        parts += ["\n", *bound]
     return Content.assemble(*parts)
 
 
@@ -196,7 +199,7 @@ class LatencyPane(Pane):
     LatencyPane #latency-histogram { width: 1fr; margin-left: 1; }
     LatencyPane #latency-warnings { height: auto; max-height: 2; color: $warning; }
     LatencyPane.-narrow #latency-histogram { display: none; }
-    LatencyPane.-narrow #latency-figures { height: 3; }
+    LatencyPane.-narrow #latency-figures { height: auto; max-height: 4; }
     """
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
