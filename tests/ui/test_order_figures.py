@@ -42,3 +42,6 @@ def test_the_latency_figures_show_the_bound_and_the_margin_it_must_reach():
     plain_run = figures_line(_model({}, 100), "w8a16").plain
     assert f"P90 ≤ {found.bound_s * 1e3:.3f} (99%) +{found.margin:.1%}" in plain_run
     assert "/5%" not in plain_run
+    # In a narrow pane the bound takes a line of its own.
+    narrow = figures_line(_model({}, 100), "w8a16", narrow=True).plain.splitlines()
+    assert narrow[-1] == f"P90 ≤ {found.bound_s * 1e3:.3f} (99%) +{found.margin:.1%}"

@@ -40,11 +40,9 @@ def early_stop_figure(stats: RunningStats) -> EarlyStopEstimate | None:
     return estimate_from_quantile(stats.count, stats.quantile)
 
 
-def bound_parts(
-    model: SessionModel, stats: RunningStats, narrow: bool = False
-) -> list[str | tuple[str, str]]:
+def bound_parts(model: SessionModel, stats: RunningStats) -> list[str | tuple[str, str]]:
     """``P90 ≤ 61.200 (99%) +1.2%`` (ms): the bound and how far above the observed P90 it
-    is (with ``run.stop: early``, against the margin: ``+3.1%/5%``). Narrow: the bound."""
+    is (with ``run.stop: early``, against the margin: ``+3.1%/5%``)."""
     found = early_stop_figure(stats)
     if found is None:
         return []
@@ -54,13 +52,12 @@ def bound_parts(
     parts: list[str | tuple[str, str]] = [
         ("P90 ≤ ", "$text-muted"),
         (fmt_ms(found.bound_s), "bold"),
+        (" (99%)", "$text-muted"),
     ]
-    if not narrow:
-        parts.append((" (99%)", "$text-muted"))
     if early and isinstance(margin, int | float):
         style = "$success" if found.within(margin) else "$warning"
         parts.append((f" +{found.margin:.1%}/{margin:g}%", style))
-    elif not narrow:
+    else:
         parts.append((f" +{found.margin:.1%}", "$text-muted"))
     return parts
 
@@ -93,7 +90,7 @@ def figures_line(model: SessionModel, variant: str, narrow: bool = False) -> Con
         else str(stats.count)
     )
     stdev = fmt_ms(stats.stdev if stats.count > 1 else None)
-    bound = bound_parts(model, stats, narrow)
+    bound = bound_parts(model, stats)
     if narrow:
         parts += [("\nn ", "$text-muted"), (count, "bold"), ("  mean ", "$text-muted"),
                   fmt_ms(stats.mean), ("  stdev ", "$text-muted"), stdev]  # fmt: skip
