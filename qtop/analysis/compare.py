@@ -17,7 +17,7 @@ from typing import Any
 
 from qtop.analysis.energy import EnergyAnalysis
 from qtop.analysis.latency import QUANTILES
-from qtop.analysis.numeric import mean, normal_two_sided_p, percentile, stdev
+from qtop.analysis.numeric import fsum, mean, normal_two_sided_p, percentile, stdev
 from qtop.analysis.plain import to_plain
 from qtop.analysis.session import SessionAnalysis, VariantAnalysis
 from qtop.errors import UsageError
@@ -178,7 +178,7 @@ def bootstrap_ratio(
         chosen = rng.choices(blocks, k=len(blocks))
         inferences = sum(c for _, c in chosen)
         if inferences:
-            out.append(math.fsum(e for e, _ in chosen) / inferences)
+            out.append(fsum([e for e, _ in chosen]) / inferences)
     return out
 
 
