@@ -1,140 +1,178 @@
-"""What the device sampler costs: python bench/sampler_cost.py
+"""What the device sampler costs: python bench/sampler_cost.py [--seconds 60] [--rounds 3]
 
-Runs qtop's sampler (qtop/device/agent/sampler.sh) on this machine against a
-fake sysfs of 12 files, under dash and under bash, and compares it with the
-naive loop that forks `cat` for every read. Prints, per shell:
+Runs qtop's sampler as qtop sends it (bench/agent_setup.py: 11 thermal zones
+and the measured command's memory, 12 channels) at 10 Hz on this machine,
+under every agent shell there is (dash, bash, mksh, busybox ash), and in the
+same round the naive loop that forks `cat` for each read and `sleep` for the
+wait. Each measurement is a sustained window (60 s by default); each round
+measures every shell and the fork-cat loop once, interleaved, so the ratio
+compares runs of the same round. Prints, per shell, min / median / max over
+the rounds of:
 
-- CPU per tick (the sampler and every process it forked, from the kernel's
-  accounting) and the share of one core at 10 Hz;
-- tick jitter at 10 Hz: how late each tick starts after its due time (p50, p99);
-- the highest sustained rate with 12 channels and no skipped tick.
+- CPU per tick in steady running (the sampler and every process it forked,
+  from the kernel's accounting, start-up left out) and the share of a core,
+  with the rate it ran at;
+- how much cheaper than the fork-cat loop of the same round;
+- tick lateness after the due time, p50 and p99;
+- missed ticks.
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import os
-import resource
 import signal
-import statistics
 import subprocess
-import sys
-import tempfile
+import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from agent_setup import (
+    make_sysfs,
+    percentile,
+    plan,
+    profile,
+    scratch,
+    shells,
+    spread,
+    write_sampler_dir,
+)
+
+from qtop.device.protocol import ClockLine, SampleLine, parse_line
+from qtop.transport.command import quote
+
+INTERVAL_US = 100_000
+# Start-up (shell, sourcing, the clock's first reading) is left out of the window.
+WARMUP_S = 2.0
 
 
-from qtop.device.plan import agent_script
-from qtop.transport.command import assignment, quote
-
-CHANNELS = 12
-SHELLS = ("/bin/dash", "/bin/bash")
-
-
-def make_files(root: Path) -> list[Path]:
-    files = []
-    for index in range(CHANNELS):
-        path = root / f"zone{index}" / "temp"
-        path.parent.mkdir(parents=True)
-        path.write_text(f"{40000 + index * 100}\n")
-        files.append(path)
-    return files
+def process_cpu(pid: int) -> float:
+    """CPU seconds of a process (to the nanosecond) and of the children it has reaped."""
+    own_ns = int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    children = (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+    return own_ns / 1e9 + children
 
 
-def sampler_dir(root: Path, files: list[Path], interval_us: int) -> Path:
-    run = root / f"run-{interval_us}-{time.monotonic_ns()}"
-    run.mkdir()
-    for name in ("lib.sh", "fast_bash.sh", "sampler.sh"):
-        (run / name).write_text(agent_script(name))
-    (run / "plan.sh").write_text(assignment("QTOP_INTERVAL_US", str(interval_us)) + "\n")
-    body = "".join(f"\tv=; read -r v <{quote(str(f))}; l=$l$T$v\n" for f in files)
-    (run / "tick.sh").write_text("qtop_tick() {\n" + body + "}\n")
-    (run / "samples").write_text("")
-    return run
+def steady_cost(command: list[str], seconds: float, count, stop) -> tuple[float, int]:
+    """CPU seconds and ticks over ``seconds`` of steady running (start-up left out)."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    lines = bytearray()
+
+    def drain() -> None:
+        while True:
+            chunk = process.stdout.read1(65536) if process.stdout else b""
+            if not chunk:
+                return
+            lines.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    time.sleep(WARMUP_S)
+    cpu0, ticks0 = process_cpu(process.pid), count(lines)
+    time.sleep(seconds)
+    cpu1, ticks1 = process_cpu(process.pid), count(lines)
+    stop(process)
+    process.wait()
+    reader.join()
+    return cpu1 - cpu0, ticks1 - ticks0
 
 
-def fork_cat_script(files: list[Path], interval_s: float) -> str:
-    reads = " ".join(quote(str(f)) for f in files)
-    return (
+def sampler_round(shell: str, directory: Path, seconds: float) -> dict[str, float]:
+    samples = directory / "samples"
+
+    def stop(process: subprocess.Popen) -> None:
+        process.send_signal(signal.SIGTERM)
+        wake = directory / "wake.sampler"
+        if wake.exists():
+            with open(wake, "r+b", buffering=0) as fifo:
+                fifo.write(b"\n")
+
+    def count(_: bytearray) -> int:
+        return samples.read_bytes().count(b"\nS\t")
+
+    command = [shell, str(directory / "sampler.sh"), str(directory)]
+    cpu, counted = steady_cost(command, seconds, count, stop)
+    lines = [parse_line(line) for line in samples.read_text().splitlines()]
+    clock = next(line for line in lines if isinstance(line, ClockLine))
+    ticks = [line for line in lines if isinstance(line, SampleLine)]
+    start = ticks[0].time_us
+    late = [(t.time_us - start - t.slot * INTERVAL_US) / 1000 for t in ticks]
+    missed = sum(b.slot - a.slot - 1 for a, b in itertools.pairwise(ticks))
+    return {
+        "tick_ms": cpu / counted * 1e3,
+        "core_pct": cpu / seconds * 100,
+        "rate_hz": counted / seconds,
+        "p50": percentile(late, 0.5),
+        "p99": percentile(late, 0.99),
+        "missed": missed,
+        "resolution_ms": clock.resolution_us / 1000,
+        "sleep": clock.sleep,
+    }
+
+
+def fork_cat_round(files: list[str], seconds: float) -> float:
+    reads = " ".join(quote(f) for f in files)
+    script = (
         "seq=0\nwhile :; do\n\tl=\n"
         f'\tfor f in {reads}; do v=$(cat "$f"); l="$l $v"; done\n'
-        '\tprintf "%s %s\\n" "$seq" "$l"\n\tseq=$((seq + 1))\n'
-        f"\tsleep {interval_s}\ndone\n"
+        '\tprintf "%s %s\\n" "$seq" "$l"\n\tseq=$((seq + 1))\n\tsleep 0.1\ndone\n'
     )
-
-
-def cpu_of(command: list[str], seconds: float) -> tuple[float, subprocess.CompletedProcess]:
-    """CPU seconds of a process and everything it forked, over ``seconds`` of running."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    time.sleep(seconds)
-    process.send_signal(signal.SIGTERM)
-    out, _ = process.communicate()
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu, subprocess.CompletedProcess(command, process.returncode, out)
-
-
-def run_sampler(shell: str, root: Path, files: list[Path], interval_us: int, seconds: float):
-    run = sampler_dir(root, files, interval_us)
-    cpu, _ = cpu_of([shell, str(run / "sampler.sh"), str(run)], seconds)
-    ticks = []
-    for line in (run / "samples").read_text().splitlines():
-        fields = line.split("\t")
-        if fields[0] == "S":
-            ticks.append((int(fields[2]), int(fields[3])))
-    return cpu, ticks
-
-
-def lateness_ms(ticks: list[tuple[int, int]], interval_us: int) -> list[float]:
-    start = ticks[0][0]
-    return [(t - (start + slot * interval_us)) / 1000 for t, slot in ticks]
-
-
-def skipped(ticks: list[tuple[int, int]]) -> int:
-    return sum(b[1] - a[1] - 1 for a, b in itertools.pairwise(ticks))
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+    cpu, ticks = steady_cost(
+        ["/bin/dash", "-c", script], seconds, lambda out: out.count(b"\n"), lambda p: p.kill()
+    )
+    return cpu / ticks * 1e3
 
 
 def main() -> None:
-    seconds = 10.0
-    with tempfile.TemporaryDirectory() as tmp:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    available = shells()
+    with scratch() as tmp:
         root = Path(tmp)
-        files = make_files(root / "sys")
-        print(f"{CHANNELS} channels, 10 Hz, {seconds:g} s per measurement")
-        print(f"{'sampler':<28}{'CPU/tick':>10}{'% core':>9}{'p50 late':>10}{'p99 late':>10}")
-        for shell in SHELLS:
-            cpu, ticks = run_sampler(shell, root, files, 100000, seconds)
-            late = lateness_ms(ticks, 100000)
-            print(
-                f"{'qtop ' + os.path.basename(shell):<28}{cpu / len(ticks) * 1e3:>8.3f}ms"
-                f"{cpu / seconds * 100:>8.2f}%{statistics.median(late):>8.2f}ms"
-                f"{percentile(late, 0.99):>8.2f}ms"
-            )
-        for shell in SHELLS:
-            script = fork_cat_script(files, 0.1)
-            cpu, done = cpu_of([shell, "-c", script], seconds)
-            count = len(done.stdout.splitlines())
-            print(
-                f"{'fork cat per read, ' + os.path.basename(shell):<28}"
-                f"{cpu / count * 1e3:>8.3f}ms{cpu / seconds * 100:>8.2f}%"
-            )
-        print("\nhighest sustained rate with no skipped tick (3 s each):")
-        for shell in SHELLS:
-            best = None
-            for rate in (10, 20, 50, 100, 200, 500, 1000, 2000):
-                interval = round(1e6 / rate)
-                _, ticks = run_sampler(shell, root, files, interval, 3.0)
-                if skipped(ticks) or len(ticks) < 0.95 * 3.0 * rate:
-                    break
-                best = rate
-            print(f"  qtop {os.path.basename(shell)}: {best} Hz")
+        make_sysfs(root / "sys")
+        command = subprocess.Popen(["sleep", "100000"])
+        results: dict[str, list[dict[str, float]]] = {name: [] for name in available}
+        fork_cat: list[float] = []
+        files: list[str] = []
+        try:
+            for round_index in range(args.rounds):
+                for name, shell in available.items():
+                    used = profile(root, "100ms", "{command: 'true', iterations: 1}")
+                    built, sensors = plan(shell, used)
+                    files = [r.path for r in sensors.reads if r.kind == "file"]
+                    directory = write_sampler_dir(built, root / f"{name}-{round_index}")
+                    # The command-memory read follows cmd.pid to a live process.
+                    (directory / "cmd.pid").write_text(f"{command.pid} 0\n")
+                    results[name].append(sampler_round(shell, directory, args.seconds))
+                memory = f"/proc/{command.pid}/statm"
+                fork_cat.append(fork_cat_round([*files, memory], args.seconds))
+        finally:
+            command.kill()
+            command.wait()
+    channels = len(files) + 1
+    print(
+        f"sampler at 10 Hz, {channels} channels (incl. the command's memory), "
+        f"{args.seconds:g} s windows, {args.rounds} rounds; min / median / max"
+    )
+    print(f"fork-cat loop (dash, {channels} cat forks + 1 sleep per tick): "
+          f"{spread(fork_cat)} ms per tick")  # fmt: skip
+    for name, rounds in results.items():
+        if not rounds:
+            continue
+        ratio = [f / r["tick_ms"] for f, r in zip(fork_cat, rounds, strict=True)]
+        first = rounds[0]
+        print(f"{name} (sleep: {first['sleep']}, clock resolution {first['resolution_ms']:g} ms)")
+        print(f"  rate             {spread([r['rate_hz'] for r in rounds])} Hz")
+        print(f"  CPU per tick     {spread([r['tick_ms'] for r in rounds])} ms")
+        print(f"  share of a core  {spread([r['core_pct'] for r in rounds])} %")
+        print(f"  cheaper than fork-cat, same round: {spread(ratio)} x")
+        print(f"  lateness p50     {spread([r['p50'] for r in rounds])} ms")
+        print(f"  lateness p99     {spread([r['p99'] for r in rounds])} ms")
+        print(f"  missed ticks     {spread([r['missed'] for r in rounds])}")
 
 
 if __name__ == "__main__":

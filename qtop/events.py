@@ -123,6 +123,8 @@ class Iteration(Event, tag="iteration"):
     exit_status: Int64 = 0
     error: str | None = None
     metrics: dict[str, Finite] = {}
+    # Wall latency only: the spread of the device timer's calibration (half its IQR), seconds.
+    latency_uncertainty_s: Finite | None = None
 
 
 class PhaseChange(Event, tag="phase"):

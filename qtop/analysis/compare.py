@@ -1,32 +1,45 @@
-"""Two runs side by side: deltas, bootstrap confidence intervals, Mann-Whitney, gates.
+"""Two runs side by side: deltas, confidence intervals that know runs drift, gates.
 
 A gate such as ``p95=5%`` fails only when the regression exceeds its threshold
-beyond the measurement's own noise: when the lower end of the bootstrap
-confidence interval of the relative change is above the threshold. A noisy
-difference that merely looks larger than the threshold passes, and says so.
+beyond the measurement's own noise: when the lower end of the confidence
+interval of the relative change is above the threshold. A noisy difference
+that merely looks larger than the threshold passes, and says so.
+
+The noise is a run's, not an iteration's: iterations are resampled in blocks
+as long as their autocorrelation reaches, and when a profile repeats its runs
+(``run.repeat``) the spread between repetitions widens the interval
+(``qtop.analysis.variability``). Either side may be one variant of a
+recording, so two variants of one session compare like two recordings.
 """
 
 from __future__ import annotations
 
-import math
 import random
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from qtop.analysis.energy import EnergyAnalysis
-from qtop.analysis.latency import QUANTILES
-from qtop.analysis.numeric import fsum, mean, normal_two_sided_p, percentile, stdev
+from qtop.analysis.numeric import fsum
 from qtop.analysis.plain import to_plain
+from qtop.analysis.resample import Dependence
 from qtop.analysis.session import SessionAnalysis, VariantAnalysis
+from qtop.analysis.variability import (
+    FEW_SAMPLES,
+    LATENCY_METRICS,
+    MannWhitney,
+    SideSample,
+    change_interval,
+    mann_whitney,
+    metric_interval,
+)
 from qtop.errors import UsageError
+from qtop.variants import split_repetition
 
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 0
-FEW_SAMPLES = 10
-LATENCY_METRICS: dict[str, float] = dict(QUANTILES)
 GATE_METRICS: tuple[str, ...] = (*LATENCY_METRICS, "mean", "energy", "energy_net")
 _GATE = re.compile(r"^\s*(?P<metric>[a-z0-9_.]+)\s*=\s*(?P<value>[0-9]+(?:\.[0-9]+)?)\s*%?\s*$")
 
@@ -63,22 +76,14 @@ class MetricDelta:
     ci_low: float | None
     ci_high: float | None
     note: str = ""
+    # How the interval was obtained (block bootstrap, or between repetitions).
+    interval: str = ""
+    # Run-to-run spread of the figure (relative), when repetitions measured it.
+    run_to_run: float | None = None
     # Which side's figure is there but not valid (too few sensor readings), with why.
     invalid_base: bool = False
     invalid_new: bool = False
     invalid_reason: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class MannWhitney:
-    """Two-sided Mann-Whitney U test (normal approximation, tie and continuity corrected)."""
-
-    u: float
-    z: float
-    p_value: float
-    prob_new_slower: float
-    n_base: int
-    n_new: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +110,11 @@ class VariantComparison:
     base_onset_s: float | None
     new_onset_s: float | None
     warnings: tuple[str, ...]
+    base_repetitions: int = 1
+    new_repetitions: int = 1
+    base_dependence: Dependence | None = None
+    new_dependence: Dependence | None = None
+    notes: tuple[str, ...] = ()
 
     def delta(self, metric: str) -> MetricDelta | None:
         return next((d for d in self.deltas if d.metric == metric), None)
@@ -132,43 +142,6 @@ class Comparison:
         return out
 
 
-def bootstrap_quantile(
-    ordered: Sequence[float], q: float, resamples: int, rng: random.Random
-) -> list[float]:
-    """The q-quantile of ``resamples`` bootstrap resamples of sorted data.
-
-    Sorting n draws with replacement is the same as mapping n sorted uniforms
-    through the empirical quantile function, and the k-th smallest of n
-    uniforms is Beta(k, n + 1 - k); the next one lies above it like the
-    smallest of the remaining n - k. So the two order statistics the
-    interpolated quantile needs are drawn directly, in microseconds each.
-    """
-    n = len(ordered)
-    if n == 1:
-        return [ordered[0]] * resamples
-    position = q * (n - 1)
-    k = math.floor(position)
-    fraction = position - k
-    out = []
-    for _ in range(resamples):
-        u_low = rng.betavariate(k + 1, n - k)
-        low = ordered[min(int(n * u_low), n - 1)]
-        if fraction and k + 1 < n:
-            remaining = n - k - 1
-            u_high = u_low + (1 - u_low) * (1 - rng.random() ** (1 / remaining))
-            high = ordered[min(int(n * u_high), n - 1)]
-            out.append(low + (high - low) * fraction)
-        else:
-            out.append(low)
-    return out
-
-
-def bootstrap_mean(values: Sequence[float], resamples: int, rng: random.Random) -> list[float]:
-    """Bootstrap means from their normal approximation N(mean, s^2 / n)."""
-    centre, error = mean(values), stdev(values) / math.sqrt(len(values))
-    return [rng.gauss(centre, error) for _ in range(resamples)]
-
-
 def bootstrap_ratio(
     blocks: Sequence[tuple[float, int]], resamples: int, rng: random.Random
 ) -> list[float]:
@@ -180,83 +153,6 @@ def bootstrap_ratio(
         if inferences:
             out.append(fsum([e for e, _ in chosen]) / inferences)
     return out
-
-
-def change_interval(
-    base_draws: Sequence[float], new_draws: Sequence[float], confidence: float
-) -> tuple[float, float] | None:
-    """Percentile interval of new / base - 1 over paired bootstrap draws."""
-    changes = sorted(n / b - 1 for b, n in zip(base_draws, new_draws, strict=False) if b > 0)
-    if len(changes) < 2:
-        return None
-    tail = (1 - confidence) / 2
-    return percentile(changes, tail), percentile(changes, 1 - tail)
-
-
-def mann_whitney(base: Sequence[float], new: Sequence[float]) -> MannWhitney | None:
-    """U of the new run (pairs where new > base, ties count half) and its two-sided p."""
-    n1, n2 = len(base), len(new)
-    if n1 == 0 or n2 == 0:
-        return None
-    combined = sorted([(v, 0) for v in base] + [(v, 1) for v in new])
-    total = n1 + n2
-    rank_sum_new = 0.0
-    tie_term = 0.0
-    i = 0
-    while i < total:
-        j = i
-        while j + 1 < total and combined[j + 1][0] == combined[i][0]:
-            j += 1
-        average_rank = (i + j) / 2 + 1
-        ties = j - i + 1
-        tie_term += ties**3 - ties
-        rank_sum_new += average_rank * sum(1 for _, side in combined[i : j + 1] if side)
-        i = j + 1
-    u_new = rank_sum_new - n2 * (n2 + 1) / 2
-    centre = n1 * n2 / 2
-    variance = n1 * n2 / 12 * ((total + 1) - tie_term / (total * (total - 1)))
-    if variance <= 0:
-        z, p = 0.0, 1.0
-    else:
-        shift = u_new - centre
-        corrected = max(abs(shift) - 0.5, 0.0)
-        z = math.copysign(corrected / math.sqrt(variance), shift)
-        p = normal_two_sided_p(z)
-    return MannWhitney(
-        u=u_new, z=z, p_value=p, prob_new_slower=u_new / (n1 * n2), n_base=n1, n_new=n2
-    )
-
-
-def _latency_delta(
-    metric: str,
-    base: Sequence[float],
-    new: Sequence[float],
-    confidence: float,
-    resamples: int,
-    rng: random.Random,
-) -> MetricDelta:
-    if not base or not new:
-        return MetricDelta(metric, None, None, None, None, None, "no successful iterations")
-    if metric == "mean":
-        base_value, new_value = mean(base), mean(new)
-        base_draws = bootstrap_mean(base, resamples, rng)
-        new_draws = bootstrap_mean(new, resamples, rng)
-    else:
-        q = LATENCY_METRICS[metric]
-        base_sorted, new_sorted = sorted(base), sorted(new)
-        base_value, new_value = percentile(base_sorted, q), percentile(new_sorted, q)
-        base_draws = bootstrap_quantile(base_sorted, q, resamples, rng)
-        new_draws = bootstrap_quantile(new_sorted, q, resamples, rng)
-    interval = change_interval(base_draws, new_draws, confidence)
-    change = new_value / base_value - 1 if base_value > 0 else None
-    return MetricDelta(
-        metric,
-        base_value,
-        new_value,
-        change,
-        interval[0] if interval else None,
-        interval[1] if interval else None,
-    )
 
 
 def _energy_delta(
@@ -336,43 +232,141 @@ def _missing_energy_reason(energy: EnergyAnalysis, net: bool) -> str:
     return ""
 
 
+@dataclass(frozen=True, slots=True)
+class VariantGroup:
+    """One variant of a session with its repetitions (one entry without ``run.repeat``)."""
+
+    name: str
+    repetitions: tuple[VariantAnalysis, ...]
+
+    @property
+    def first(self) -> VariantAnalysis:
+        return self.repetitions[0]
+
+    @property
+    def iterations(self) -> int:
+        return sum(r.measured.count for r in self.repetitions)
+
+    @property
+    def t_start(self) -> float | None:
+        return min((r.t_start for r in self.repetitions if r.t_start is not None), default=None)
+
+
+def variant_groups(session: SessionAnalysis) -> list[VariantGroup]:
+    """The session's variants, each repetition ``name#k`` put back under ``name`` in order."""
+    grouped: dict[str, list[tuple[int, VariantAnalysis]]] = {}
+    for variant in session.variants:
+        name, repetition = split_repetition(variant.name)
+        grouped.setdefault(name, []).append((repetition or 0, variant))
+    return [
+        VariantGroup(name, tuple(v for _, v in sorted(members, key=lambda m: m[0])))
+        for name, members in grouped.items()
+    ]
+
+
+def _latency_delta(
+    metric: str, base: SideSample, new: SideSample, confidence: float
+) -> MetricDelta:
+    base_value, new_value = base.value(metric), new.value(metric)
+    if base_value is None or new_value is None:
+        return MetricDelta(metric, None, None, None, None, None, "no successful iterations")
+    change = new_value / base_value - 1 if base_value > 0 else None
+    interval = metric_interval(base, new, metric, confidence)
+    if interval is None:
+        return MetricDelta(metric, base_value, new_value, change, None, None)
+    return MetricDelta(
+        metric,
+        base_value,
+        new_value,
+        change,
+        interval.low,
+        interval.high,
+        interval=interval.method,
+        run_to_run=interval.run_sd,
+    )
+
+
 def compare_variants(
-    base: VariantAnalysis,
-    new: VariantAnalysis,
+    base: VariantGroup,
+    new: VariantGroup,
     *,
     confidence: float = DEFAULT_CONFIDENCE,
     resamples: int = DEFAULT_RESAMPLES,
     rng: random.Random,
+    block_length: int | None = None,
 ) -> VariantComparison:
-    deltas = [
-        _latency_delta(m, base.latencies_s, new.latencies_s, confidence, resamples, rng)
-        for m in (*LATENCY_METRICS, "mean")
+    """Every metric of two variants (each with its repetitions), with intervals and a U test."""
+    sides = [
+        SideSample([r.latencies_s for r in group.repetitions], resamples, rng, block_length)
+        for group in (base, new)
     ]
+    deltas = [_latency_delta(m, *sides, confidence) for m in (*LATENCY_METRICS, "mean")]
+    # Energy per inference is taken from each side's first repetition (docs/analysis.md).
     deltas += [
-        _energy_delta(m, base, new, confidence, resamples, rng) for m in ("energy", "energy_net")
+        _energy_delta(m, base.first, new.first, confidence, resamples, rng)
+        for m in ("energy", "energy_net")
     ]
-    warnings = []
-    for label, side in (("BASE", base), ("NEW", new)):
-        if len(side.latencies_s) < FEW_SAMPLES:
-            warnings.append(
-                f"{label} has only {len(side.latencies_s)} successful iterations: "
-                "confidence intervals are unreliable"
-            )
-        warnings += [f"{label}: {reason}" for reason in side.validity.reasons]
-    base_thermal, new_thermal = base.thermal, new.thermal
+    warnings, notes = _side_warnings(base, new, sides)
+    base_thermal, new_thermal = base.first.thermal, new.first.thermal
+    base_dep, new_dep = sides[0].dependence, sides[1].dependence
     return VariantComparison(
         base_variant=base.name,
         new_variant=new.name,
-        base_iterations=base.measured.count,
-        new_iterations=new.measured.count,
+        base_iterations=base.iterations,
+        new_iterations=new.iterations,
         deltas=tuple(deltas),
-        mann_whitney=mann_whitney(base.latencies_s, new.latencies_s),
-        base_stability=_stability(base),
-        new_stability=_stability(new),
+        mann_whitney=mann_whitney(
+            sides[0].pooled,
+            sides[1].pooled,
+            base_dep.autocorrelation_time if base_dep else 1.0,
+            new_dep.autocorrelation_time if new_dep else 1.0,
+        ),
+        base_stability=_stability(base.first),
+        new_stability=_stability(new.first),
         base_onset_s=base_thermal.onset_offset_s if base_thermal else None,
         new_onset_s=new_thermal.onset_offset_s if new_thermal else None,
         warnings=tuple(warnings),
+        base_repetitions=len(base.repetitions),
+        new_repetitions=len(new.repetitions),
+        base_dependence=base_dep,
+        new_dependence=new_dep,
+        notes=tuple(notes),
     )
+
+
+def _side_warnings(
+    base: VariantGroup, new: VariantGroup, sides: Sequence[SideSample]
+) -> tuple[list[str], list[str]]:
+    warnings: list[str] = []
+    notes: list[str] = []
+    for label, group, side in (("BASE", base, sides[0]), ("NEW", new, sides[1])):
+        if side.count < FEW_SAMPLES:
+            warnings.append(
+                f"{label} has only {side.count} successful iterations: "
+                "confidence intervals are unreliable"
+            )
+        for repetition in group.repetitions:
+            where = f" ({repetition.name})" if len(group.repetitions) > 1 else ""
+            warnings += [f"{label}{where}: {reason}" for reason in repetition.validity.reasons]
+        short = len(group.repetitions) - len(side.used_repetitions())
+        if len(group.repetitions) > 1 and short:
+            notes.append(
+                f"{label}: {short} of {len(group.repetitions)} repetitions have fewer than "
+                f"{FEW_SAMPLES} successful iterations and do not count in the run-to-run spread"
+            )
+    repeated = [len(side.used_repetitions()) >= 2 for side in sides]
+    if any(repeated) and not all(repeated):
+        single = "NEW" if repeated[0] else "BASE"
+        notes.append(
+            f"{single} is a single run: the run-to-run spread measured by the other side's "
+            "repetitions is applied to it too"
+        )
+    if len(base.repetitions) > 1 or len(new.repetitions) > 1:
+        notes.append(
+            "energy, stability and onset are those of each side's first repetition; "
+            "latency pools every repetition"
+        )
+    return warnings, notes
 
 
 def _stability(variant: VariantAnalysis) -> float | None:
@@ -380,24 +374,55 @@ def _stability(variant: VariantAnalysis) -> float | None:
     return thermal.stability.ratio if thermal and thermal.stability else None
 
 
+def _select(groups: list[VariantGroup], wanted: str | None, label: str) -> list[VariantGroup]:
+    if wanted is None:
+        return groups
+    chosen = [g for g in groups if g.name == wanted]
+    if not chosen:
+        names = ", ".join(g.name or "(unnamed)" for g in groups) or "none"
+        raise UsageError(
+            f"{label}: the recording has no variant {wanted!r} (its variants: {names})",
+            "write FILE:VARIANT with one of those names",
+        )
+    return chosen
+
+
 def pair_variants(
-    base: SessionAnalysis, new: SessionAnalysis
-) -> tuple[list[tuple[VariantAnalysis, VariantAnalysis]], list[str], list[str]]:
-    """Variants matched by name; two single-variant runs are matched whatever their names."""
-    if len(base.variants) == 1 and len(new.variants) == 1:
-        return [(base.variants[0], new.variants[0])], [], []
-    new_names = {v.name for v in new.variants}
-    base_names = {v.name for v in base.variants}
-    pairs = [(v, new.variant(v.name)) for v in base.variants if v.name in new_names]
-    only_base = [v.name for v in base.variants if v.name not in new_names]
-    only_new = [v.name for v in new.variants if v.name not in base_names]
-    return [(b, n) for b, n in pairs if n is not None], only_base, only_new
+    base: Sequence[VariantGroup], new: Sequence[VariantGroup]
+) -> tuple[list[tuple[VariantGroup, VariantGroup]], list[str], list[str]]:
+    """Variants matched by name; two single-variant sides are matched whatever their names."""
+    if len(base) == 1 and len(new) == 1:
+        return [(base[0], new[0])], [], []
+    new_by_name = {g.name: g for g in new}
+    base_names = {g.name for g in base}
+    pairs = [(g, new_by_name[g.name]) for g in base if g.name in new_by_name]
+    only_base = [g.name for g in base if g.name not in new_by_name]
+    only_new = [g.name for g in new if g.name not in base_names]
+    return pairs, only_base, only_new
+
+
+def _one_session_note(
+    base: SessionAnalysis, new: SessionAnalysis, pairs: list[tuple[VariantGroup, VariantGroup]]
+) -> str | None:
+    """Two variants of one session ran at different times; say so, with the order."""
+    if not base.session_id or base.session_id != new.session_id or len(pairs) != 1:
+        return None
+    ((b, n),) = pairs
+    if b.name == n.name or b.t_start is None or n.t_start is None:
+        return None
+    order = "after" if n.t_start > b.t_start else "before"
+    return (
+        f"BASE and NEW are two variants of one session: {n.name or '(unnamed)'} ran {order} "
+        f"{b.name or '(unnamed)'}, so unless the run interleaved them or cooled down between "
+        "them, thermal drift is part of the difference"
+    )
 
 
 def evaluate_gate(gate: Gate, comparison: VariantComparison, confidence: float) -> GateResult:
     """Fail when the lower confidence bound of the regression exceeds the threshold."""
     delta = comparison.delta(gate.metric)
-    name = comparison.new_variant or comparison.base_variant
+    base, new = comparison.base_variant, comparison.new_variant
+    name = f"{base} vs {new}" if base and new and base != new else new or base
     if delta is None or delta.change is None:
         why = delta.note if delta is not None and delta.note else "the metric is missing"
         raise UsageError(
@@ -445,16 +470,27 @@ def compare_sessions(
     *,
     base_label: str = "BASE",
     new_label: str = "NEW",
+    base_variant: str | None = None,
+    new_variant: str | None = None,
     confidence: float = DEFAULT_CONFIDENCE,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    block_length: int | None = None,
 ) -> Comparison:
-    """Compare every common variant and evaluate the gates on each."""
+    """Compare every common variant (or the one each side names) and evaluate the gates.
+
+    ``block_length`` fixes the bootstrap's block length in iterations (1: the
+    iterations taken as independent); by default it follows each side's
+    autocorrelation.
+    """
     if not 0 < confidence < 1:
         raise UsageError(f"confidence {confidence} is not between 0 and 1", "use e.g. 0.95")
     if resamples < 100:
         raise UsageError(f"{resamples} bootstrap resamples are too few", "use at least 1000")
-    pairs, only_base, only_new = pair_variants(base, new)
+    pairs, only_base, only_new = pair_variants(
+        _select(variant_groups(base), base_variant, base_label),
+        _select(variant_groups(new), new_variant, new_label),
+    )
     if not pairs:
 
         def names(variants: list[str]) -> str:
@@ -463,13 +499,18 @@ def compare_sessions(
         raise UsageError(
             f"{base_label} and {new_label} have no variant in common "
             f"({names(only_base)} vs {names(only_new)})",
-            "compare recordings of the same variants, or single-variant recordings",
+            "compare recordings of the same variants, or name one on each side: FILE:VARIANT",
         )
     rng = random.Random(seed)
     variants = [
-        compare_variants(b, n, confidence=confidence, resamples=resamples, rng=rng)
+        compare_variants(
+            b, n, confidence=confidence, resamples=resamples, rng=rng, block_length=block_length
+        )
         for b, n in pairs
     ]
+    note = _one_session_note(base, new, pairs)
+    if note:
+        variants[0] = replace(variants[0], notes=(note, *variants[0].notes))
     results = [evaluate_gate(gate, v, confidence) for v in variants for gate in gates]
     return Comparison(
         base_label=base_label,

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from qtop.analysis.current_sign import detect_current_sign
 from qtop.analysis.energy import STATUS_CHARGING, UNIT_SCALE, PowerSource, build_power_trace
+from qtop.analysis.live import channel_series
 from qtop.stats.model import SessionModel
-from qtop.ui.derive import channel_series
 
 ROLLING_WINDOW_S = 10.0
 

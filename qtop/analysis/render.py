@@ -14,7 +14,7 @@ from typing import Any
 
 from qtop.analysis.energy import EnergyAnalysis
 from qtop.analysis.session import SessionAnalysis, VariantAnalysis
-from qtop.analysis.thermal import ThermalAnalysis
+from qtop.analysis.thermal import ThermalAnalysis, fit_problem
 from qtop.report.table import MISSING, fmt, markdown_table, text_table
 from qtop.textsafe import plain, plain_lines
 
@@ -158,13 +158,15 @@ def thermal_lines(thermal: ThermalAnalysis | None, t_start: float | None) -> lis
         )
     )
     fit = thermal.fit
-    # An unconverged fit has no meaningful tau; the note in thermal.notes says why.
-    if fit is not None and fit.converged:
-        quality = f", R² {fit.r_squared:.3f}" if fit.r_squared is not None else ""
+    # tau only with its fit quality; a fit that explains nothing is named as failed.
+    problem = fit_problem(fit)
+    if fit is not None and problem is None:
         lines.append(
-            f"decay fit: tau {fit.tau_s:.1f} s, L0 {_ms(fit.l0_s)} ms -> Linf {_ms(fit.linf_s)} ms"
-            f" (rmse {_ms(fit.rmse_s)} ms{quality}, {fit.points} points)"
+            f"decay fit: tau {fit.tau_s:.1f} s, R² {fit.r_squared:.3f}, L0 {_ms(fit.l0_s)} ms -> "
+            f"Linf {_ms(fit.linf_s)} ms (rmse {_ms(fit.rmse_s)} ms, {fit.points} points)"
         )
+    elif thermal.onset_offset_s is not None:
+        lines.append(f"decay fit: failed ({problem}): no tau")
     s = thermal.stability
     if s is not None:
         lines.append(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from qtop.analysis.compare import Comparison, MetricDelta, VariantComparison
 from qtop.analysis.render import marked
+from qtop.analysis.resample import Dependence
 from qtop.report.table import fmt, markdown_table, text_table
 
 HEADERS = ("metric", "BASE", "NEW", "change", "CI")
@@ -61,17 +62,44 @@ def _rows(variant: VariantComparison) -> list[list[str]]:
 
 def _variant_title(variant: VariantComparison) -> str:
     counts = f"{variant.base_iterations} vs {variant.new_iterations} measured iterations"
+    if variant.base_repetitions > 1 or variant.new_repetitions > 1:
+        counts += f" in {variant.base_repetitions} vs {variant.new_repetitions} repetitions"
     if variant.base_variant == variant.new_variant:
         return f"variant {variant.base_variant}: {counts}" if variant.base_variant else counts
     return f"variant {variant.base_variant or '—'} vs {variant.new_variant or '—'}: {counts}"
 
 
+def _dependence(dependence: Dependence | None) -> str:
+    if dependence is None:
+        return "—"
+    return (
+        f"{dependence.n_eff:.0f} of {dependence.n} (autocorrelation time "
+        f"{dependence.autocorrelation_time:.1f}, blocks of {dependence.block_length})"
+    )
+
+
 def _details(variant: VariantComparison) -> list[str]:
-    lines = []
+    lines = [
+        f"effective iterations: BASE {_dependence(variant.base_dependence)}; "
+        f"NEW {_dependence(variant.new_dependence)}"
+    ]
+    methods: dict[str, list[str]] = {}
+    for delta in variant.deltas:
+        if delta.interval:
+            methods.setdefault(delta.interval, []).append(delta.metric)
+    if len(methods) == 1:
+        lines.append(f"latency intervals: {next(iter(methods))}")
+    elif methods:
+        grouped = "; ".join(f"{' '.join(names)}: {how}" for how, names in methods.items())
+        lines.append(f"latency intervals: {grouped}")
+    spreads = [f"{d.metric} {d.run_to_run:.2%}" for d in variant.deltas if d.run_to_run is not None]
+    if spreads:
+        lines.append(f"run-to-run spread (one repetition, relative): {', '.join(spreads)}")
     test = variant.mann_whitney
     if test is not None:
         lines.append(
-            f"Mann-Whitney U {test.u:.0f}, z {test.z:+.2f}, p = {test.p_value:.3g}; "
+            f"Mann-Whitney U {test.u:.0f}, z {test.z:+.2f}, p = {test.p_value:.3g} "
+            f"(effective n {test.n_eff_base:.0f} and {test.n_eff_new:.0f}); "
             f"P(NEW slower than BASE) = {test.prob_new_slower:.1%}"
         )
     gross = variant.delta("energy")
@@ -83,6 +111,7 @@ def _details(variant: VariantComparison) -> list[str]:
             lines.append(f"note: {delta.metric}: {delta.note}")
         if delta.invalid_reason:
             lines.append(f"not valid: {delta.metric}: {delta.invalid_reason}")
+    lines += [f"note: {n}" for n in variant.notes]
     lines += [f"warning: {w}" for w in variant.warnings]
     return lines
 
@@ -108,7 +137,7 @@ def _outcome(comparison: Comparison) -> str:
 def _heading(comparison: Comparison) -> str:
     return (
         f"BASE {comparison.base_label} vs NEW {comparison.new_label} "
-        f"({comparison.confidence:.0%} bootstrap CI of the change, "
+        f"({comparison.confidence:.0%} CI of the change: block bootstrap, "
         f"{comparison.resamples} resamples, seed {comparison.seed})"
     )
 

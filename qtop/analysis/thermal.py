@@ -26,6 +26,10 @@ FIT_GRID_POINTS = 60
 FIT_MAX_TAU_SPANS = 5.0
 FEW_PER_WINDOW = 5
 EVIDENCE_KEPT = 20
+# Below this R² the exponential explains too little of the latency after the onset
+# for its time constant to mean anything: identical demo runs fitted tau anywhere
+# from 0.1 s to 40 s with R² down to 0.02.
+MIN_FIT_R_SQUARED = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +258,20 @@ def fit_decay(
         converged=converged,
         note=note,
     )
+
+
+def fit_problem(fit: DecayFit | None) -> str | None:
+    """Why a decay fit's tau means nothing, or None when it may be shown (always with its R²)."""
+    if fit is None:
+        return "too few iterations after the onset"
+    if not fit.converged:
+        still_rising = fit.note.startswith("latency was still rising")
+        return "latency still rising at the end" if still_rising else "no gradual decay (a step)"
+    if fit.r_squared is None:
+        return "latency flat after the onset"
+    if fit.r_squared < MIN_FIT_R_SQUARED:
+        return f"R² {fit.r_squared:.2f}, below {MIN_FIT_R_SQUARED:g}"
+    return None
 
 
 def stability(

@@ -80,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
     import tempfile
     from dataclasses import replace
+    from functools import partial
+    from pathlib import Path
 
     from qtop.commands.run import open_ui
     from qtop.live.hooks import profiler_hook_for
@@ -89,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
     from qtop.profiles import builtin_profile, load_profile
     from qtop.sim import start_sim
     from qtop.sim.config import default_config, lemans_zones
+    from qtop.sim.stale import claim, remove_stale
     from qtop.transport.factory import make_transport
 
     board = BOARDS[args.board]
@@ -124,7 +127,10 @@ def run(args: argparse.Namespace) -> int:
             # `Host *` ProxyJump, say) must not reroute or re-key the demo.
             transport = make_transport(used, ssh_config=())
             source = LiveSource(used, transport, source_kind="sim", hook=profiler_hook_for(used))
-            return await LiveRun(source, options).run(open_ui)
+            # The board goes away when qtop exits: a run cannot be left going on it.
+            return await LiveRun(source, options).run(partial(open_ui, run_outlives_qtop=False))
 
+    remove_stale(Path(tempfile.gettempdir()), "qtop-demo-")
     with tempfile.TemporaryDirectory(prefix="qtop-demo-") as state_dir:
+        claim(Path(state_dir))
         return asyncio.run(main(state_dir))

@@ -60,13 +60,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_live_options(parser)
 
 
-async def open_ui(session: Session) -> bool:
-    """Run the Textual UI on ``session``; False when the UI is not available."""
+async def open_ui(session: Session, *, run_outlives_qtop: bool = True) -> bool:
+    """Run the Textual UI on ``session``; False when the UI is not available.
+
+    ``run_outlives_qtop`` is False when the device goes away with qtop (the demo's
+    simulated board): quitting then offers to stop the run, never to leave it.
+    """
     try:
         from qtop.ui.app import QtopApp
     except ImportError:
         return False
-    await QtopApp(session).run_async()
+    await QtopApp(session, run_outlives_qtop=run_outlives_qtop).run_async()
     return True
 
 

@@ -65,6 +65,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed for latencies and sensor noise")
     parser.add_argument(
+        "--latency-scale",
+        type=float,
+        default=1.0,
+        metavar="FACTOR",
+        help="multiply every simulated inference's latency by FACTOR, e.g. 1.03 for a 3%% "
+        "slowdown to check a compare gate against (default 1)",
+    )
+    parser.add_argument(
         "--adb",
         action="store_true",
         help="also serve the board as an adb device, through a simulated adb server on loopback "
@@ -91,6 +99,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--adb-port {args.adb_port} is not a TCP port", "use 1-65535, or 0")
     if not args.time_scale > 0:
         raise UsageError(f"--time-scale must be > 0, got {args.time_scale}", "use e.g. 1 or 20")
+    if not 0.1 <= args.latency_scale <= 10:
+        raise UsageError(
+            f"--latency-scale must be between 0.1 and 10, got {args.latency_scale}",
+            "use e.g. 1.03 for a 3% slowdown",
+        )
     return asyncio.run(_serve(args))
 
 
@@ -98,18 +111,22 @@ async def _serve(args: argparse.Namespace) -> int:
     import asyncio
     import signal
     import sys
+    from dataclasses import replace
     from pathlib import Path
 
-    from qtop.sim import default_state_dir, start_sim
+    from qtop.sim import default_config, default_state_dir, start_sim
     from qtop.sim.keys import known_hosts_line
 
     state_dir = Path(args.state_dir).expanduser() if args.state_dir else default_state_dir()
+    config = default_config(args.variant)
+    config = replace(config, latency=replace(config.latency, median_scale=args.latency_scale))
     async with start_sim(
         state_dir,
         variant=args.variant,
         port=args.port,
         time_scale=args.time_scale,
         seed=args.seed,
+        config=config,
         host=args.host,
         adb=args.adb,
         adb_port=args.adb_port,
@@ -124,7 +141,8 @@ async def _serve(args: argparse.Namespace) -> int:
             f"state directory: {sim.state_dir}\n"
             f"user: {sim.username}\n"
             f"host key: {host_line}\n"
-            f"time scale: {args.time_scale:g}, seed: {args.seed}\n"
+            f"time scale: {args.time_scale:g}, seed: {args.seed}, "
+            f"latency scale: {args.latency_scale:g}\n"
             "\nconnect with:\n"
             f"{sim.ssh_command()}\n"
             "\nprofile snippet:\n"

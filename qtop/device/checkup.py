@@ -394,16 +394,6 @@ def _problems(
                 "run qtop as a user that can read /proc/uptime",
             )
         )
-    if probe.arith_bits < 64 and not probe.bash_path:
-        problems.append(
-            Problem(
-                "error",
-                "shell",
-                "the device's sh does 32-bit arithmetic (mksh, Android's shell) and there is "
-                "no bash 5: the agent's microsecond timestamps would overflow it",
-                "put bash 5 or a busybox sh on the PATH of device.env",
-            )
-        )
     if checkup.shell["launcher"] is None:
         problems.append(
             Problem(

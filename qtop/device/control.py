@@ -2,17 +2,22 @@
 
 Each operation is one command line built by the quoting builder, with the
 agent's shell text on stdin (``sh -s``): nothing is installed on the device,
-and the run's own copy of the scripts lives in its spool directory.
+and the run's own copy of the scripts lives in its spool directory. The
+agent answers in escaped records (``qtop.device.protocol.split_fields``);
+what it says comes from the device and goes through ``plain`` before it is
+shown to anyone.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from qtop.device.plan import DEVICE_VARIABLE, RunPlan, agent_script, launch_script
+from qtop.device.plan import DEVICE_VARIABLE, RUN_ID, RunPlan, agent_script, launch_script
 from qtop.device.probe import ProbeResult, parse_probe
+from qtop.device.protocol import ProtocolError, split_fields
 from qtop.errors import RunFailed, UsageError
 from qtop.profiles import DeviceProfile
+from qtop.textsafe import plain
 from qtop.transport.base import Transport
 from qtop.transport.command import exports, join, quote
 
@@ -26,6 +31,8 @@ FOLLOWED_FILES = ("events", "samples", "stdout")
 class LaunchedRun:
     run_dir: str
     pgid: int
+    # How the run was detached (job control and setsid, python3, ...).
+    detached_with: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,61 +97,91 @@ async def _control(transport: Transport, *args: str) -> str:
     return result.text
 
 
+def _records(text: str) -> list[list[str]]:
+    """The agent's answer as records; a line that is not one is left out."""
+    records = []
+    for line in text.splitlines():
+        try:
+            records.append(split_fields(line))
+        except ProtocolError:
+            continue
+    return records
+
+
+def _pgid(text: str) -> int | None:
+    return int(text) if text.isascii() and text.isdigit() and int(text) > 1 else None
+
+
 async def launch(transport: Transport, plan: RunPlan) -> LaunchedRun:
     result = await transport.run(
         join(["sh", "-s"]), stdin=launch_script(plan).encode(), timeout=CONTROL_TIMEOUT_S
     )
-    for line in result.text.splitlines():
-        kind, _, rest = line.partition("\t")
-        if kind == "launched":
-            run_dir, _, pgid = rest.partition("\t")
-            return LaunchedRun(run_dir, int(pgid))
-        if kind == "error":
-            raise RunFailed(f"the run could not start on the device: {rest}")
+    for fields in _records(result.text):
+        if fields[0] == "launched" and len(fields) == 4 and _pgid(fields[2]) is not None:
+            return LaunchedRun(fields[1], int(fields[2]), fields[3])
+        if fields[0] == "error":
+            raise RunFailed(
+                f"the run could not start on the device: {plain(' '.join(fields[1:]))}",
+                f"look at {plain(plan.run_dir)}/agent.err on the device",
+            )
     detail = result.error_text or result.text.strip() or f"exit status {result.exit_status}"
-    raise RunFailed(f"the run could not start on the device: {detail}")
+    raise RunFailed(f"the run could not start on the device: {plain(detail[-500:])}")
 
 
 async def leftovers(transport: Transport, spool: str) -> list[LeftoverRun]:
+    """Runs of this user's qtop in ``spool`` that are still running (checked on the device)."""
     found = []
-    for line in (await _control(transport, "leftovers", spool)).splitlines():
-        fields = line.split("\t")
-        if fields[0] == "run" and len(fields) >= 5 and fields[2].isdigit():
-            run_id = fields[1]
-            found.append(
-                LeftoverRun(run_id, f"{spool.rstrip('/')}/{run_id}", int(fields[2]), *fields[3:5])
+    for fields in _records(await _control(transport, "leftovers", spool)):
+        if fields[0] == "error":
+            raise RunFailed(
+                f"cannot look for leftover runs: {plain(' '.join(fields[1:]))}",
+                "check device.spool_dir",
             )
+        if fields[0] != "run" or len(fields) != 5 or not RUN_ID.match(fields[1]):
+            continue
+        pgid = _pgid(fields[2])
+        if pgid is None:
+            continue
+        run_id = fields[1]
+        found.append(
+            LeftoverRun(
+                run_id, f"{spool.rstrip('/')}/{run_id}", pgid, plain(fields[3]), plain(fields[4])
+            )
+        )
     return found
 
 
-def _sizes(text: str) -> dict[str, int]:
+def _sizes(records: list[list[str]]) -> dict[str, int]:
     sizes = {}
-    for line in text.splitlines():
-        fields = line.split("\t")
-        if fields[0] == "size" and len(fields) == 3 and fields[2].strip().isdigit():
-            sizes[fields[1]] = int(fields[2].strip())
+    for fields in records:
+        if fields[0] == "size" and len(fields) == 3 and fields[2].isascii() and fields[2].isdigit():
+            sizes[fields[1]] = int(fields[2])
     return sizes
 
 
 async def stop(transport: Transport, run_dir: str, grace_s: float = STOP_GRACE_S) -> StopOutcome:
     """TERM the run's process group, KILL what is left after ``grace_s``, check none remains."""
     text = await _control(transport, "stop", run_dir, str(max(1, round(grace_s * 10))))
-    for line in text.splitlines():
-        fields = line.split("\t")
-        if fields[0] == "stopped" and len(fields) >= 3:
-            return StopOutcome(int(fields[1]), fields[2], _sizes(text))
-        if fields[0] == "alive":
+    records = _records(text)
+    for fields in records:
+        if fields[0] == "stopped" and len(fields) == 3 and _pgid(fields[1]) is not None:
+            return StopOutcome(int(fields[1]), plain(fields[2]), _sizes(records))
+        if fields[0] == "alive" and len(fields) == 2:
+            group = plain(fields[1])
             raise RunFailed(
-                f"processes of the run's group {fields[1]} are still alive after SIGKILL",
-                f"look at them on the device with: ps -eo pid,pgid,stat,args | grep {fields[1]}",
+                f"processes of the run's group {group} are still alive after SIGKILL",
+                f"look at them on the device with: ps -eo pid,pgid,stat,args | grep {group}",
             )
         if fields[0] == "error":
-            raise RunFailed(f"cannot stop the run in {run_dir}: {fields[1:]}")
-    raise RunFailed(f"cannot stop the run in {run_dir}: no answer from the device")
+            raise RunFailed(
+                f"cannot stop the run in {plain(run_dir)}: {plain(' '.join(fields[1:]))}",
+                "nothing was signalled; look at the run directory on the device",
+            )
+    raise RunFailed(f"cannot stop the run in {plain(run_dir)}: no answer from the device")
 
 
 async def sizes(transport: Transport, run_dir: str) -> dict[str, int]:
-    return _sizes(await _control(transport, "sizes", run_dir))
+    return _sizes(_records(await _control(transport, "sizes", run_dir)))
 
 
 async def advance(transport: Transport, run_dir: str, variant: int) -> None:
@@ -157,6 +194,7 @@ async def remove(transport: Transport, run_dir: str) -> None:
 
 async def kill_followers(transport: Transport, pids: list[int]) -> None:
     """End tail processes of an earlier connection (SSH cannot signal them for root)."""
+    pids = [pid for pid in pids if pid > 1]
     if pids:
         await transport.run(
             join(["kill", *map(str, pids)]) + " 2>/dev/null; true", timeout=CONTROL_TIMEOUT_S

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from qtop.device.plan import agent_script
+from qtop.device.protocol import ProtocolError, split_fields
 from qtop.errors import RunFailed
 from qtop.transport.base import Transport
 from qtop.transport.command import exports, join
@@ -123,7 +124,10 @@ def parse_inspection(text: str, watched: tuple[str, ...], where: str = "the devi
     complete = False
     for line in text.splitlines():
         kind, _, rest = line.partition("\t")
-        fields = rest.split("\t") if rest else []
+        try:
+            fields = split_fields(rest) if rest else []
+        except ProtocolError:
+            continue
         if kind == "end":
             complete = True
         elif kind == "shell":

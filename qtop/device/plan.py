@@ -3,8 +3,10 @@
 Everything the agent needs is written into the run's spool directory at
 launch (``launch_script``): the scripts from ``qtop/device/agent``, a
 ``plan.sh`` of variables, the sampler's unrolled ``tick.sh``, one file per
-variant and a ``meta`` file for leftover detection. Every value in the
-generated shell goes through the one quoting builder.
+variant, a ``meta`` file for leftover detection and the run's random
+``token``, which every process of the run carries in its environment so that
+control never signals a process group that is not this run's. Every value in
+the generated shell goes through the one quoting builder.
 """
 
 from __future__ import annotations
@@ -20,15 +22,23 @@ from qtop.device.probe import ProbeResult
 from qtop.device.sensors import COMMAND_RSS, ODPM_ENERGY, SensorPlan, selected
 from qtop.errors import UsageError
 from qtop.profiles import Profile
+from qtop.textsafe import plain
 from qtop.transport.command import assignment, exports, quote
+from qtop.variants import repetition_name
 
-AGENT_SCRIPTS = ("lib.sh", "fast_bash.sh", "sampler.sh", "run.sh")
+AGENT_SCRIPTS = ("lib.sh", "sampler.sh", "run.sh")
 RUN_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_.-]{0,79}\Z")
 CALIBRATIONS = 21
+# During long runs the timer is calibrated again, this often, with this many runs.
+RECALIBRATE_S = 10
+RECALIBRATIONS = 3
 STDERR_LINES = 40
+# The agent's arithmetic may be 32-bit (mksh, Android's sh): microsecond spans stay
+# under 2^31, and long spans are counted in milliseconds.
+MAX_STEP_S = 1000.0
+MAX_SPAN_S = 20 * 86400.0
 # Without a profiler hook the open mode still ends: at most this many processes.
 OPEN_MODE_MAX_PROCESSES = 100000
-_FILE_END = "QTOP_FILE_END"
 # A path that starts with a variable of the device's environment: $NAME or $NAME/rest.
 DEVICE_VARIABLE = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)(/.*)?\Z")
 # Profiler kinds whose path is qnn-net-run's --output_dir (unless it names the .log itself).
@@ -50,7 +60,10 @@ class RunOptions:
     """Knobs that are not in the profile: chosen by qtop, or by tests and benchmarks."""
 
     calibrations: int = CALIBRATIONS
-    calibration_command: str = ":"
+    # Empty: an external `true` found on the device (an exec of a real program).
+    calibration_command: str = ""
+    recalibrate_s: int = RECALIBRATE_S
+    recalibrations: int = RECALIBRATIONS
     clock: str = ""
     stderr_lines: int = STDERR_LINES
 
@@ -65,14 +78,43 @@ class RunPlan:
     mode: str
     variants: tuple[str, ...]
     files: Mapping[str, str] = field(default_factory=dict)
+    token: str = ""
 
 
 def _us(seconds: float | None) -> str:
     return "" if seconds is None else str(round(seconds * 1e6))
 
 
-def _seconds_text(seconds: float | None) -> str:
-    return "" if seconds is None else f"{seconds:.3f}".rstrip("0").rstrip(".")
+def _ms(seconds: float | None) -> str:
+    return "" if seconds is None else str(round(seconds * 1e3))
+
+
+def _check_spans(profile: Profile) -> None:
+    """Steps and spans the agent can count with 32-bit arithmetic (see ``MAX_STEP_S``)."""
+    run, device = profile.run, profile.device
+    steps = {
+        "device.sample_interval": device.sample_interval_s,
+        "run.rate": 1.0 / run.rate_hz if run.rate_hz else None,
+    }
+    for key, seconds in steps.items():
+        if seconds is not None and seconds > MAX_STEP_S:
+            raise UsageError(
+                f"{key}: a step of {seconds:g} s is longer than the agent supports "
+                f"({MAX_STEP_S:g} s: the device's shell may count in 32 bits)",
+                f"use a step of at most {MAX_STEP_S:g} s",
+            )
+    spans = {
+        "run.duration": run.duration_s,
+        "run.timeout": run.timeout_s,
+        "run.idle_baseline": run.idle_baseline_s,
+        "run.cooldown.timeout": run.cooldown.timeout_s if run.cooldown else None,
+    }
+    for key, seconds in spans.items():
+        if seconds is not None and seconds > MAX_SPAN_S:
+            raise UsageError(
+                f"{key}: {seconds:g} s is longer than the agent supports ({MAX_SPAN_S:g} s)",
+                f"use at most {MAX_SPAN_S / 86400:g} days",
+            )
 
 
 def run_mode(profile: Profile) -> str:
@@ -115,16 +157,20 @@ def _plan_sh(profile: Profile, plan_shell: str, run_id: str, options: RunOptions
         "QTOP_WARMUP": str(run.warmup),
         "QTOP_ITERATIONS": "" if run.iterations is None else str(run.iterations),
         "QTOP_DURATION_US": _us(run.duration_s),
+        "QTOP_DURATION_MS": _ms(run.duration_s),
         "QTOP_PERIOD_US": _us(period),
-        "QTOP_TIMEOUT_S": _seconds_text(run.timeout_s),
+        "QTOP_TIMEOUT_MS": _ms(run.timeout_s),
         "QTOP_MAX_FAILURES": str(run.max_consecutive_failures),
-        "QTOP_VARIANTS": str(len(run.variants) or 1),
+        "QTOP_VARIANTS": str((len(run.variants) or 1) * run.repeat),
         "QTOP_WORKDIR": device.workdir or "",
         "QTOP_CALIBRATIONS": str(max(1, options.calibrations)),
         "QTOP_CALIBRATION_COMMAND": options.calibration_command,
+        "QTOP_RECALIBRATE_S": str(max(0, options.recalibrate_s)),
+        "QTOP_RECALIBRATIONS": str(max(1, options.recalibrations)),
         "QTOP_BASELINE_US": _us(run.idle_baseline_s) or "0",
+        "QTOP_BASELINE_MS": _ms(run.idle_baseline_s) or "0",
         "QTOP_COOLDOWN_BELOW_MC": "" if cooldown is None else str(round(cooldown.below_c * 1000)),
-        "QTOP_COOLDOWN_TIMEOUT_US": "" if cooldown is None else _us(cooldown.timeout_s),
+        "QTOP_COOLDOWN_TIMEOUT_MS": "" if cooldown is None else _ms(cooldown.timeout_s),
         "QTOP_COOLDOWN_NOTE": ""
         if cooldown is None
         else f"until {', '.join(cooldown.zones)} below {cooldown.below_c:g} C",
@@ -134,9 +180,15 @@ def _plan_sh(profile: Profile, plan_shell: str, run_id: str, options: RunOptions
         "QTOP_PROF_PATH": profiler_path,
         "QTOP_PROF_MATCH": profiler_match,
     }
-    lines = ["# generated by qtop for this run"]
+    # Values are literal text: a $ in one is not meant to expand here (SC2016).
+    lines = ["# shellcheck shell=sh disable=SC2034,SC2016", "# generated by qtop for this run"]
     lines += [assignment(name, value) for name, value in values.items()]
     return "\n".join(lines) + "\n" + exports({**device.env, **run.env})
+
+
+# A value with a character the protocol escapes (see lib.sh's qtop_esc): one
+# `case` per value, and the escaping only when there is one.
+_ESCAPE_VALUE = '\tcase $v in *[\\\\"$T$CR"]*) qtop_esc "$v"; v=$qtop_e ;; esac; l=$l$T$v'
 
 
 def _tick_sh(sensors: SensorPlan) -> str:
@@ -145,7 +197,7 @@ def _tick_sh(sensors: SensorPlan) -> str:
         if read.kind == COMMAND_RSS:
             # The program is the pid in cmd.pid or, where `sh -c` forked it, its child.
             body.append(
-                '\tp=; read -r p <"$qtop_dir/cmd.pid"; c=; '
+                '\tp=; read -r p qtop_y <"$qtop_dir/cmd.pid"; c=; '
                 '[ -z "$p" ] || read -r c qtop_y <"/proc/$p/task/$p/children"; '
                 '[ -z "$c" ] || p=$c; v=; '
                 '[ -z "$p" ] || read -r qtop_x v qtop_y <"/proc/$p/statm"; l=$l$T$v'
@@ -153,8 +205,10 @@ def _tick_sh(sensors: SensorPlan) -> str:
         elif read.kind == ODPM_ENERGY:
             body.append(_odpm_tick(read.path, read.fields))
         else:
-            body.append(f"\tv=; read -r v <{quote(read.path)}; l=$l$T$v")
-    return "qtop_tick() {\n" + ("\n".join(body) or "\t:") + "\n}\n"
+            body.append(f"\tv=; read -r v <{quote(read.path)}")
+            body.append(_ESCAPE_VALUE)
+    header = "# shellcheck shell=sh disable=SC2034,SC2154\n"
+    return header + "qtop_tick() {\n" + ("\n".join(body) or "\t:") + "\n}\n"
 
 
 def _odpm_tick(path: str, lines: int) -> str:
@@ -179,6 +233,7 @@ def _cooldown_sh(profile: Profile, probe: ProbeResult) -> str:
             if selected(zone.type, cooldown.zones):
                 body.append(f"\tv=; read -r v <{quote(zone.path + '/temp')}; qtop_hot_take")
     return (
+        "# shellcheck shell=sh\n"
         "qtop_hot_take() {\n"
         "\tcase $v in '' | *[!0-9-]*) return ;; esac\n"
         '\t[ "$v" -gt -273000 ] || return\n'
@@ -197,6 +252,7 @@ def _variant_sh(command: str, base: Mapping[str, str], env: Mapping[str, str]) -
         else:
             restore.append(f"\tunset {name}")
     return (
+        "# shellcheck shell=sh disable=SC2034,SC2016\n"
         f"{assignment('QTOP_COMMAND', command)}\n"
         "qtop_variant_env() {\n" + ("\n".join(set_lines) or "\t:") + "\n}\n"
         "qtop_variant_unenv() {\n" + ("\n".join(restore) or "\t:") + "\n}\n"
@@ -227,34 +283,60 @@ def build_run_plan(
     options = options or RunOptions()
     if not RUN_ID.match(run_id):
         raise UsageError(f"run id {run_id!r} is not usable as a directory name")
+    _check_spans(profile)
     spool = probe.spool
     if spool is None:
-        problem = probe.errors.get("spool_dir", "the spool directory is not writable")
-        raise UsageError(
-            f"device.spool_dir: {problem}",
-            "set device.spool_dir to a writable directory (on Android: /data/local/tmp/qtop)",
-        )
+        raise spool_error(probe)
     base_env = {**profile.device.env, **profile.run.env}
-    variants = profile.run.variants
     files = {name: agent_script(name) for name in AGENT_SCRIPTS}
     files["plan.sh"] = _plan_sh(profile, shell, run_id, options)
     files["tick.sh"] = _tick_sh(sensors)
     files["cooldown.sh"] = _cooldown_sh(profile, probe)
-    if variants:
-        for index, variant in enumerate(variants, start=1):
-            command = variant.command or profile.run.command
-            files[f"variant_{index}.sh"] = _variant_sh(command, base_env, variant.env)
-    else:
-        files["variant_1.sh"] = _variant_sh(profile.run.command, base_env, {})
+    slots = _slots(profile)
+    for index, (_, command, env) in enumerate(slots, start=1):
+        files[f"variant_{index}.sh"] = _variant_sh(command, base_env, env)
     files["meta"] = _meta(profile, run_id, time.time() if started is None else started)
+    token = secrets.token_hex(16)
+    files["token"] = token + "\n"
     return RunPlan(
         run_id=run_id,
         run_dir=f"{spool.rstrip('/')}/{run_id}",
         shell=shell,
         mode=run_mode(profile),
-        variants=tuple(v.name for v in variants) or ("",),
+        variants=tuple(name for name, _, _ in slots),
         files=files,
+        token=token,
     )
+
+
+def spool_error(probe: ProbeResult) -> UsageError:
+    """Why the probe refused the spool directory, with what to do about it."""
+    problem = plain(probe.errors.get("spool_dir", "the spool directory is not usable"))
+    return UsageError(
+        f"device.spool_dir: {problem}",
+        "leave device.spool_dir at auto (a directory of your own: ${TMPDIR:-/tmp}/qtop-UID, "
+        "or /data/local/tmp/qtop on Android) or set it to a directory only you can write; "
+        "a directory another user made cannot be trusted: remove it, or pick another path",
+    )
+
+
+def _slots(profile: Profile) -> list[tuple[str, str, Mapping[str, str]]]:
+    """What the runner runs in turn: (name in events, command, env), each variant once per repeat.
+
+    The runner knows only numbered variants; repeating the plan is repeating its
+    list here, and the host names each repetition (qtop/variants.py) when it
+    translates the runner's variant numbers.
+    """
+    run = profile.run
+    once = [(v.name, v.command or run.command, v.env) for v in run.variants]
+    once = once or [("", run.command, {})]
+    if run.repeat == 1:
+        return once
+    return [
+        (repetition_name(name, k), command, env)
+        for k in range(1, run.repeat + 1)
+        for name, command, env in once
+    ]
 
 
 def launch_script(plan: RunPlan) -> str:
@@ -262,17 +344,24 @@ def launch_script(plan: RunPlan) -> str:
 
     It prints ``launched <tab> RUN_DIR <tab> PGID``, or ``error <tab> ...``.
     """
+    spool = plan.run_dir.rsplit("/", 1)[0] or "/"
     parts = [
+        agent_script("lib.sh"),
         "umask 077",
         f"qtop_dir={quote(plan.run_dir)}",
         f"qtop_shell={quote(plan.shell)}",
-        'mkdir "$qtop_dir" || { printf \'error\\tcannot create %s\\n\' "$qtop_dir"; exit 11; }',
+        f"qtop_token={quote(plan.token)}",
+        # Checked again here: the probe's answer came over another connection.
+        f'qtop_spool_check {quote(spool)} || {{ qtop_record error "$qtop_error"; exit 11; }}',
+        'mkdir "$qtop_dir" || { qtop_record error "cannot create $qtop_dir"; exit 11; }',
     ]
+    # No here-documents: mksh keeps them in temporary files under /tmp, which
+    # Android does not have.
     for name, content in plan.files.items():
-        if any(line == _FILE_END for line in content.splitlines()):
-            raise ValueError(f"{name} contains the here-document delimiter {_FILE_END}")
-        if not content.endswith("\n"):
-            content += "\n"
-        parts.append(f"cat >\"$qtop_dir/{name}\" <<'{_FILE_END}'\n{content}{_FILE_END}")
+        parts.append(
+            "# shellcheck disable=SC1003,SC2016 # the file's text, written as it is\n"
+            f'qtop_write {quote(content)} >"$qtop_dir/{name}" || '
+            f'{{ qtop_record error "cannot write $qtop_dir/{name}"; exit 11; }}'
+        )
     parts.append(agent_script("launch.sh"))
     return "\n".join(parts) + "\n"

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from qtop.device import units
+from qtop.device.protocol import ProtocolError, split_fields
 from qtop.errors import RunFailed
 
 _VERSION = re.compile(r"v(\d+\.\d+\.\d+[0-9A-Za-z._]*)")
@@ -139,8 +140,10 @@ def parse_probe(text: str, host: str = "the device") -> ProbeResult:
     root = "/"
     complete = False
     for line in text.splitlines():
-        kind, _, rest = line.partition("\t")
-        fields = rest.split("\t") if rest else []
+        try:
+            kind, *fields = split_fields(line)
+        except ProtocolError:
+            continue
         if kind == "end":
             complete = True
         elif kind == "root" and fields:

@@ -3,13 +3,17 @@ bookkeeping that makes resuming exact.
 
 Every agent line is ``TAG <tab> SEQ <tab> TIME [<tab> FIELD...]``: SEQ counts
 the lines of its file from 0, TIME is integer microseconds of the clock named
-by the file's K line. Only complete lines (ending in a newline) are parsed: a
-link that drops mid-line can end a stream like a normal EOF, and the torn
-tail must be read again from its first byte after the reconnect.
+by the file's K line. The agent escapes backslash, tab, CR and newline in
+every field (``\\ \t \r \n``), so a device-side string cannot end a line or
+add a field; each tag has an exact number of fields, and a line that breaks
+either rule is refused whole. Only complete lines (ending in a newline) are
+parsed: a link that drops mid-line can end a stream like a normal EOF, and
+the torn tail must be read again from its first byte after the reconnect.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -23,11 +27,17 @@ class Line:
 
 @dataclass(frozen=True, slots=True)
 class ClockLine(Line):
-    """K: this file's clock; ``time + offset_us`` is on the device's uptime line."""
+    """K: this file's clock; ``time + offset_us`` is on the device's uptime line.
+
+    ``sleep`` is how the writer waits (``read``: a builtin timed read;
+    ``sleep``: a forked sleep), ``arithmetic_bits`` its shell's integers.
+    """
 
     clock: str
     offset_us: int
     resolution_us: int
+    sleep: str = ""
+    arithmetic_bits: int = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,20 +128,47 @@ class ProtocolError(ValueError):
     """A line that is not in the agent's protocol."""
 
 
-def _int(text: str, what: str) -> int:
+_ESCAPES = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
+_ESCAPE = re.compile(r"\\(.?)", re.DOTALL)
+# The number of fields after TAG, SEQ and TIME; S has a slot and one value per read.
+_FIELDS = {"K": 5, "Q": 0, "C": 1, "P": 5, "E": 2, "L": 2, "F": 3, "I": 8, "X": 4}
+
+
+def _unescape_one(match: re.Match[str]) -> str:
     try:
-        return int(text.strip())
-    except ValueError:
-        raise ProtocolError(f"{what}: {text!r} is not an integer") from None
+        return _ESCAPES[match.group(1)]
+    except KeyError:
+        raise ProtocolError(f"unknown escape {match.group(0)!r}") from None
 
 
-def _optional_int(text: str) -> int | None:
-    return int(text) if text.strip().lstrip("-").isdigit() else None
+def unescape(field: str) -> str:
+    """One field as the agent had it before escaping; ``ProtocolError`` on a bad escape."""
+    if "\\" not in field:
+        return field
+    return _ESCAPE.sub(_unescape_one, field)
+
+
+def split_fields(line: str) -> list[str]:
+    """The fields of one escaped record (the agent's lines, probe and control records)."""
+    return [unescape(field) for field in line.split("\t")]
+
+
+_INTEGER = re.compile(r"-?[0-9]{1,40}\Z")
+
+
+def _int(text: str, what: str) -> int:
+    if not _INTEGER.match(text):
+        raise ProtocolError(f"{what}: {text[:40]!r} is not an integer")
+    return int(text)
+
+
+def _optional_int(text: str, what: str) -> int | None:
+    return None if text == "" else _int(text, what)
 
 
 def parse_line(text: str) -> Line:
     """One complete line (without its newline) as a record; ``ProtocolError`` otherwise."""
-    fields = text.split("\t")
+    fields = split_fields(text)
     if len(fields) < 3:
         raise ProtocolError(f"too few fields in {text[:80]!r}")
     tag = fields[0]
@@ -141,30 +178,46 @@ def parse_line(text: str) -> Line:
         if not rest:
             raise ProtocolError("S line without a slot")
         return SampleLine(seq, time_us, _int(rest[0], "slot"), tuple(rest[1:]))
-    if tag == "K" and len(rest) >= 3:
-        return ClockLine(seq, time_us, rest[0], _int(rest[1], "offset"), _int(rest[2], "res"))
+    expected = _FIELDS.get(tag)
+    if expected is None:
+        raise ProtocolError(f"unknown tag {tag[:20]!r}")
+    if len(rest) != expected:
+        raise ProtocolError(f"{tag} line with {len(rest)} fields instead of {expected}")
+    if tag == "K":
+        uptime_us = _int(rest[1], "uptime")
+        return ClockLine(
+            seq,
+            time_us,
+            rest[0],
+            uptime_us - time_us,
+            _int(rest[2], "resolution"),
+            rest[3],
+            _int(rest[4], "arithmetic bits"),
+        )
     if tag == "Q":
         return SamplerEndLine(seq, time_us)
-    if tag == "C" and rest:
-        durations = tuple(_int(d, "duration") for d in rest[0].split(",") if d.strip())
+    if tag == "C":
+        durations = tuple(_int(d, "duration") for d in rest[0].split(",") if d)
         return CalibrationLine(seq, time_us, durations)
-    if tag == "P" and len(rest) >= 5:
+    if tag == "P":
         return PhaseLine(
             seq,
             time_us,
             rest[0],
             _int(rest[1], "variant"),
-            _optional_int(rest[2]),
-            _optional_int(rest[3]),
-            "\t".join(rest[4:]),
+            _optional_int(rest[2], "planned iterations"),
+            _optional_int(rest[3], "planned duration"),
+            rest[4],
         )
-    if tag == "E" and len(rest) >= 2:
-        return StderrLine(seq, time_us, rest[0], "\t".join(rest[1:]))
-    if tag == "L" and len(rest) >= 2:
-        return AgentLogLine(seq, time_us, rest[0], "\t".join(rest[1:]))
-    if tag == "F" and len(rest) >= 3:
-        return OutputLine(seq, time_us, _int(rest[0], "process"), rest[1], "\t".join(rest[2:]))
-    if tag == "I" and len(rest) >= 8:
+    if tag == "E":
+        return StderrLine(seq, time_us, rest[0], rest[1])
+    if tag == "L":
+        return AgentLogLine(seq, time_us, rest[0], rest[1])
+    if tag == "F":
+        return OutputLine(seq, time_us, _int(rest[0], "process"), rest[1], rest[2])
+    if tag == "I":
+        if rest[7] not in ("0", "1"):
+            raise ProtocolError(f"I line: timed_out {rest[7][:10]!r} is not 0 or 1")
         return ProcessLine(
             seq,
             time_us,
@@ -175,18 +228,16 @@ def parse_line(text: str) -> Line:
             _int(rest[4], "start"),
             _int(rest[5], "end"),
             _int(rest[6], "status"),
-            rest[7].strip() == "1",
+            rest[7] == "1",
         )
-    if tag == "X" and len(rest) >= 3:
-        return RunEndLine(
-            seq,
-            time_us,
-            rest[0],
-            _int(rest[1], "stdout size"),
-            _int(rest[2], "samples size"),
-            "\t".join(rest[3:]),
-        )
-    raise ProtocolError(f"unknown or short {tag!r} line")
+    return RunEndLine(
+        seq,
+        time_us,
+        rest[0],
+        _int(rest[1], "stdout size"),
+        _int(rest[2], "samples size"),
+        rest[3],
+    )
 
 
 class LineBuffer:

@@ -40,6 +40,22 @@ def _duration(seconds: float | None) -> str:
     return f"{hours}h{minutes:02d}m"
 
 
+def phase_eta_s(model: SessionModel) -> float | None:
+    """Device seconds left in the warm-up or measurement, at the pace so far (None: unknown)."""
+    phase = model.phase
+    if phase.phase not in ("warmup", "measure") or model.end is not None:
+        return None
+    if phase.started_t is None or model.t_last is None:
+        return None
+    elapsed = model.t_last - phase.started_t
+    if phase.planned_duration_s:
+        return max(0.0, phase.planned_duration_s - elapsed)
+    done = model.done(phase.phase, phase.variant) + model.failed(phase.phase, phase.variant)
+    if phase.planned_iterations and done:
+        return max(0.0, elapsed / done * (phase.planned_iterations - done))
+    return None
+
+
 def status_line(model: SessionModel) -> str:
     """One line: where the run is and how long is left."""
     phase = model.phase
@@ -49,15 +65,11 @@ def status_line(model: SessionModel) -> str:
         elapsed = model.t_last - phase.started_t
     if phase.phase in ("warmup", "measure"):
         done = model.done(phase.phase, phase.variant) + model.failed(phase.phase, phase.variant)
-        eta = None
+        eta = phase_eta_s(model)
         if phase.planned_iterations:
             parts.append(f"{done}/{phase.planned_iterations} iterations")
-            if done and elapsed is not None:
-                eta = elapsed / done * (phase.planned_iterations - done)
         else:
             parts.append(f"{done} iterations")
-        if phase.planned_duration_s and elapsed is not None:
-            eta = phase.planned_duration_s - elapsed
         parts.append(f"elapsed {_duration(elapsed)}")
         if eta is not None:
             parts.append(f"ETA {_duration(eta)}")

@@ -102,6 +102,9 @@ class LiveRun:
         self._interrupts = 0
         self._tasks: set[asyncio.Task[None]] = set()
         self.metrics: MetricsServer | None = None
+        # A person chose to stop the run (in the UI, or answering the Ctrl-C question).
+        self._ui_shown = False
+        self._stop_chosen = False
 
     def say(self, text: str) -> None:
         if self._printer is not None:
@@ -127,6 +130,7 @@ class LiveRun:
             if self.metrics is not None:
                 self.metrics.watch(session.model)
             if not self.options.headless and open_ui is not None and await open_ui(session):
+                self._ui_shown = True
                 session.close_recording(End(reason="interrupted", detail="the UI was closed"))
             else:
                 if not self.options.headless:
@@ -251,6 +255,7 @@ class LiveRun:
             )
             await self.source.detach()
             return
+        self._stop_chosen = self.interactive
         self.say(f"stopping run {run_id}: SIGTERM to its process group, SIGKILL after 5 s")
         try:
             outcome = await self.source.stop_run()
@@ -282,4 +287,9 @@ class LiveRun:
             self.say("the session ended without an end event")
             return 1
         self.say(f"run {end.reason}" + (f": {end.detail}" if end.detail else ""))
+        # Stopping the run is not a failure when a person asked for it (the UI's stop, or
+        # "y" at the Ctrl-C question); stopped by an unattended interrupt, it is.
+        chosen = self._ui_shown or self._stop_chosen
+        if end.reason == "stopped" and chosen and self.source.stop_outcome is not None:
+            return 0
         return 0 if end.reason == "completed" else 1

@@ -24,7 +24,7 @@ from typing import TypeVar
 
 from qtop import __version__
 from qtop.device import control
-from qtop.device.plan import RunOptions, build_run_plan, new_run_id
+from qtop.device.plan import RunOptions, build_run_plan, new_run_id, spool_error
 from qtop.device.probe import ProbeResult
 from qtop.device.protocol import LineBuffer, ProcessLine
 from qtop.device.sensors import SensorPlan, plan_sensors
@@ -35,9 +35,11 @@ from qtop.live.hooks import DeviceAccess, ProcessHook
 from qtop.live.prepare import prepare_device
 from qtop.live.translate import Translator
 from qtop.profiles import Profile
+from qtop.textsafe import plain
 from qtop.transport.base import LinkDown, Stream, Transport
 
 HEADER_TIMEOUT_S = 120.0
+SAMPLER_CLOCK_GRACE_S = 5.0
 STOP_RECONNECT_WAIT_S = 30.0
 RATE_WINDOW = 20
 T = TypeVar("T")
@@ -134,6 +136,7 @@ class LiveSource:
         self._stale_tails: list[int] = []
         self._progress = asyncio.Event()
         self._header_ready = asyncio.Event()
+        self._header_grace: asyncio.TimerHandle | None = None
         self._connected = asyncio.Event()
         self._pump_task: asyncio.Task[None] | None = None
         self._detaching = False
@@ -150,6 +153,9 @@ class LiveSource:
         """Connect and probe the device (once); nothing is started yet."""
         if self.probe_result is not None:
             return self.probe_result
+        # The link's state lives in the stream (and the recording), so every consumer
+        # reads the same one: connecting and connected are events like a reconnect.
+        self._emit(Link(host_t=self._now(), state="connecting", detail=f"to {self.where}"))
         try:
             await self.transport.connect()
         except LinkDown as exc:
@@ -161,14 +167,18 @@ class LiveSource:
             ) from None
         self._connected.set()
         self.state.link = "connected"
+        self._emit(Link(host_t=self._now(), state="connected", detail=f"to {self.where}"))
         probe = await self._link_call(
             control.probe(self.transport, self.profile.device, self.where)
         )
         if "sysfs_root" in probe.errors:
             raise UsageError(
-                f"{self.where}: device.sysfs_root: {probe.errors['sysfs_root']}",
+                f"{self.where}: device.sysfs_root: {plain(probe.errors['sysfs_root'])}",
                 "set the variable in the device's environment or use an absolute path",
             )
+        if probe.spool is None:
+            error = spool_error(probe)
+            raise UsageError(f"{self.where}: {error.problem}", error.fix)
         self.probe_result = probe
         self.sensors = plan_sensors(probe, self.profile.device)
         return probe
@@ -191,19 +201,24 @@ class LiveSource:
         return await self._link_call(control.stop(self.transport, run.run_dir))
 
     def _choose_shell(self, probe: ProbeResult) -> str:
+        """bash 5 where there is one, else mksh, else ``sh``: the agent checks the rest.
+
+        bash 5 has ``$EPOCHREALTIME`` and a timed ``read`` and counts in 64
+        bits; mksh (Android) has both, with 32-bit arithmetic the agent allows
+        for; dash has neither and forks a ``sleep`` per tick.
+        """
         wanted = self._agent_shell
         if wanted in (None, "auto"):
             bash = probe.bash_path
-            if bash is None and probe.arith_bits < 64:
-                raise RunFailed(
-                    f"{self.where}: the device's sh does 32-bit arithmetic (mksh, Android's "
-                    "shell), and there is no bash 5: the agent's microsecond timestamps would "
-                    "overflow it, so qtop does not start a run that would record wrong times",
-                    "put bash 5 or a busybox sh on the PATH of device.env; see "
-                    "docs/assumptions.md, 'Device link'",
-                )
-            self._shell_name = f"bash {probe.caps['bash'][2]}" if bash else "sh"
-            return bash or "sh"
+            mksh = probe.caps.get("mksh", ("",))[0]
+            if bash:
+                self._shell_name = f"bash {plain(probe.caps['bash'][2])}"
+                return bash
+            if mksh:
+                self._shell_name = "mksh"
+                return mksh
+            self._shell_name = "sh"
+            return "sh"
         if wanted == "bash":
             if probe.bash_path is None:
                 raise UsageError(f"{self.where}: the agent shell 'bash' (5 or later) is not there")
@@ -286,7 +301,12 @@ class LiveSource:
             "shell": self._shell_name,
             "clock": clock.clock,
             "clock_resolution_s": clock.resolution_us / 1e6,
+            "agent_sleep": clock.sleep,
+            "agent_arithmetic_bits": clock.arithmetic_bits,
+            "sampler_clock": self.translator.clocks["samples"].clock or None,
+            "detached_with": launched.detached_with,
             "timer_overhead_s": self.translator.overhead_s,
+            "timer_overhead_spread_s": self.translator.overhead_spread_s,
             "timer_calibration_s": [d / 1e6 for d in self.translator.calibration_us],
             "run_id": self.state.run_id,
             "run_dir": launched.run_dir,
@@ -363,6 +383,8 @@ class LiveSource:
         assert self.translator is not None
         self._finished = True
         self._header_ready.set()
+        if self._header_grace is not None:
+            self._header_grace.cancel()
         await self._end_tails()
         if reason == "completed" and self._remove_when_done and self.state.run_dir:
             with contextlib.suppress(LinkDown):
@@ -495,6 +517,7 @@ class LiveSource:
         if followed.name == "samples":
             for event in translator.samples_line(text):
                 self._emit(event)
+            self._check_header_ready()
             return
         if followed.name == "stdout":
             for event in translator.stdout_line(text):
@@ -503,14 +526,31 @@ class LiveSource:
         events, process = translator.events_line(text)
         for event in events:
             self._emit(event)
-        if translator.overhead_s is not None or translator.run_end is not None:
-            self._header_ready.set()
+        self._check_header_ready()
         if translator.run_end is not None and not followed.ended:
             followed.ended = True
             self._files["stdout"].target = translator.run_end.stdout_bytes
             self._files["samples"].target = translator.run_end.samples_bytes
         if process is not None:
             await self._handle_process(process)
+
+    def _check_header_ready(self) -> None:
+        """The header waits for the timer calibration and the sampler's clock line.
+
+        A sampler that has not said which clock it uses within a few seconds of
+        the calibration does not hold the header back any longer.
+        """
+        translator = self.translator
+        assert translator is not None
+        if self._header_ready.is_set():
+            return
+        if translator.overhead_s is not None or translator.run_end is not None:
+            if translator.clocks["samples"].clock:
+                self._header_ready.set()
+            elif self._header_grace is None:
+                self._header_grace = asyncio.get_running_loop().call_later(
+                    SAMPLER_CLOCK_GRACE_S, self._header_ready.set
+                )
 
     async def _handle_process(self, line: ProcessLine) -> None:
         translator = self.translator

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -39,6 +39,10 @@ from qtop.stats.model import PROBE_STREAM
 ERROR_LINES = 10
 ERROR_CHARS = 2000
 TIMER_OVERHEAD_PREFIX = "timer_overhead_s="
+# The calibration the overhead comes from: the latest samples, across recalibrations.
+CALIBRATION_WINDOW = 21
+# Malformed lines each get a warning up to this many; the rest are only counted.
+MALFORMED_WARNINGS = 10
 
 
 @dataclass(slots=True)
@@ -48,6 +52,8 @@ class FileClock:
     clock: str = ""
     offset_us: int = 0
     resolution_us: int = 0
+    sleep: str = ""
+    arithmetic_bits: int = 0
 
     def seconds(self, raw_us: int) -> float:
         return (raw_us + self.offset_us) / 1e6
@@ -102,7 +108,9 @@ class Translator:
         self.last_seq = {"samples": -1, "events": -1}
         self.counts: Counter[str] = Counter()
         self.overhead_s: float | None = None
+        self.overhead_spread_s: float | None = None
         self.calibration_us: tuple[int, ...] = ()
+        self._calibration_window: deque[int] = deque(maxlen=CALIBRATION_WINDOW)
         self.run_end: RunEndLine | None = None
         self.sampler_ended = False
         self.last_device_t: float | None = None
@@ -138,12 +146,37 @@ class Translator:
     def channels_event(self) -> Channels:
         return Channels(host_t=self.now(), channels=self.sensors.channels)
 
-    def _parse(self, text: str) -> Line | None:
+    def _parse(self, file: str, text: str) -> tuple[Line | None, list[Event]]:
+        """The line as a record, or a warning: a malformed line is never acted on."""
         try:
-            return parse_line(text)
-        except ProtocolError:
+            line = parse_line(text)
+            if isinstance(line, SampleLine) and len(line.values) != self.sensors.field_count:
+                raise ProtocolError(
+                    f"S line with {len(line.values)} values for {self.sensors.field_count} fields"
+                )
+            return line, []
+        except ProtocolError as exc:
             self.counts["malformed_lines"] += 1
-            return None
+            if self.counts["malformed_lines"] > MALFORMED_WARNINGS:
+                return None, []
+            more = (
+                "; further malformed lines are only counted"
+                if self.counts["malformed_lines"] == MALFORMED_WARNINGS
+                else ""
+            )
+            warning = self._log(
+                "qtop",
+                "warning",
+                f"ignored a malformed line of the device's {file} file ({exc}): {text[:120]!r}"
+                + more,
+            )
+            return None, [warning]
+
+    @staticmethod
+    def _file_clock(line: ClockLine) -> FileClock:
+        return FileClock(
+            line.clock, line.offset_us, line.resolution_us, line.sleep, line.arithmetic_bits
+        )
 
     def _fresh(self, file: str, line: Line, t: float | None) -> list[Event]:
         """Events for a sequence jump; empty when in order. Raises nothing; marks seen."""
@@ -169,17 +202,22 @@ class Translator:
     # --- the three files ----------------------------------------------------
 
     def samples_line(self, text: str) -> list[Event]:
-        line = self._parse(text)
+        line, warnings = self._parse("samples", text)
         if line is None:
-            return []
+            return warnings
         if line.seq <= self.last_seq["samples"]:
             self.counts["duplicates_dropped"] += 1
             return []
         clock = self.clocks["samples"]
         if isinstance(line, ClockLine):
+            # A later K line (the clock stepped, or the device slept) moves the clock only.
             self.last_seq["samples"] = line.seq
-            self.clocks["samples"] = FileClock(line.clock, line.offset_us, line.resolution_us)
-            self._sample_seq_base = line.seq + 1
+            self.clocks["samples"] = self._file_clock(line)
+            if self._sample_seq_base is None:
+                self._sample_seq_base = line.seq + 1
+            else:
+                self._sample_seq_base += 1
+                self.counts["clock_resyncs"] += 1
             return []
         t = clock.seconds(line.time_us)
         events = self._fresh("samples", line, t)
@@ -223,15 +261,15 @@ class Translator:
 
     def events_line(self, text: str) -> tuple[list[Event], ProcessLine | None]:
         """Events for one line of the run's events file, and the process line if it is one."""
-        line = self._parse(text)
+        line, warnings = self._parse("events", text)
         if line is None:
-            return [], None
+            return warnings, None
         if line.seq <= self.last_seq["events"]:
             self.counts["duplicates_dropped"] += 1
             return [], None
         if isinstance(line, ClockLine):
             self.last_seq["events"] = line.seq
-            self.clocks["events"] = FileClock(line.clock, line.offset_us, line.resolution_us)
+            self.clocks["events"] = self._file_clock(line)
             return [], None
         if isinstance(line, ProcessLine):
             # Marked as seen only by commit_process, once the host has handled it.
@@ -264,18 +302,38 @@ class Translator:
             self.last_device_t = t
 
     def _calibrated(self, line: CalibrationLine, t: float) -> Log:
-        self.calibration_us = line.durations_us
-        if line.durations_us:
-            self.overhead_s = statistics.median(line.durations_us) / 1e6
-        else:
+        """The timer overhead: the median of the latest calibration samples; their spread.
+
+        The runner calibrates at the start and again during long runs, so the
+        overhead follows the device's state; half the interquartile range of
+        the samples is the uncertainty it leaves on each iteration's latency.
+        """
+        first = self.overhead_s is None
+        if first:
+            self.calibration_us = line.durations_us
+        self._calibration_window.extend(line.durations_us)
+        window = sorted(self._calibration_window)
+        if window:
+            self.overhead_s = statistics.median(window) / 1e6
+            if len(window) >= 4:
+                quartiles = statistics.quantiles(window, n=4)
+                self.overhead_spread_s = (quartiles[2] - quartiles[0]) / 2 / 1e6
+            else:
+                self.overhead_spread_s = (window[-1] - window[0]) / 2 / 1e6
+        elif first:
             self.overhead_s = 0.0
+        else:
+            self.counts["empty_calibrations"] += 1
         clock = self.clocks["events"]
+        spread = self.overhead_spread_s
         return self._log(
             "agent",
             "info",
-            f"{TIMER_OVERHEAD_PREFIX}{self.overhead_s:.9f} (median of "
-            f"{len(line.durations_us)} empty commands through the measured path; clock "
-            f"{clock.clock or 'unknown'})",
+            f"{TIMER_OVERHEAD_PREFIX}{self.overhead_s:.9f} "
+            + (f"+-{spread:.9f} " if spread is not None else "")
+            + f"({'median' if first else 'recalibrated: median'} of the latest {len(window)} "
+            f"runs of an empty command through the measured path, {len(line.durations_us)} "
+            f"new; clock {clock.clock or 'unknown'})",
             t,
         )
 
@@ -345,6 +403,7 @@ class Translator:
             latency_s=exit.wall_s,
             exit_status=exit.exit_status,
             error=error,
+            latency_uncertainty_s=self.overhead_spread_s,
         )
 
     def adopt(self, events: Iterable[Event]) -> list[Event]:

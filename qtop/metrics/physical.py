@@ -13,11 +13,11 @@ from collections.abc import Iterator
 
 from prometheus_client.core import Metric
 
+from qtop.analysis.live import LiveAnalysis, analyze_live, capture
 from qtop.analysis.power_now import power_now
 from qtop.events import ChannelInfo
 from qtop.metrics.labels import MAX_TRIPS_PER_ZONE, clean_value
 from qtop.metrics.scope import Scope, finite
-from qtop.ui.derive import LiveAnalysis, analyze_live
 
 
 def families(scope: Scope) -> list[Metric]:
@@ -41,7 +41,7 @@ def _analyses(scope: Scope) -> dict[str, LiveAnalysis]:
     ]
     if model.phase.variant not in names:
         names.append(model.phase.variant)
-    return {name: analyze_live(model, name) for name in names}
+    return {name: analyze_live(capture(model, name)) for name in names}
 
 
 def _lowest_trips(channel: ChannelInfo) -> dict[str, float]:

@@ -222,9 +222,11 @@ class DeviceProfile:
     )
     spool_dir: str = key(
         Text(),
-        "where the device agent keeps its per-run files (must be writable; on Android use "
-        "`/data/local/tmp/qtop`)",
-        default="/tmp/qtop",
+        "where the device agent keeps its per-run files: `auto` is `/data/local/tmp/qtop` "
+        "where `/tmp` is not writable (Android), else `${TMPDIR:-/tmp}/qtop-UID`, made 0700; "
+        "a directory of another user, a symbolic link or one others can write is refused "
+        "(docs/device-protocol.md)",
+        default=AUTO,
         example="/data/local/tmp/qtop",
     )
     sysfs_root: str = key(
@@ -520,6 +522,15 @@ class RunProfile:
         default=(),
         default_text="one configuration",
         example=[{"name": "w8a8", "env": {"CONTEXT": "w8a8.bin"}}],
+    )
+    repeat: int = key(
+        Integer(1, 1000),
+        "run the whole plan (every variant, each with its cooldown, warm-up and measurement) "
+        "this many times in one session. Repetition k's iterations carry the variant name "
+        "`<variant>#k` (`#k` without variants); reports show each repetition, and `qtop "
+        "compare` uses the spread between them as the run-to-run noise of its gates",
+        default=1,
+        example=3,
     )
     max_consecutive_failures: int = key(
         Integer(1, 1_000_000),

@@ -152,6 +152,18 @@ def _valid_by_its_own_minimum(profile: Profile) -> Iterator[Finding]:
         )
 
 
+def _repetitions_start_alike(profile: Profile) -> Iterator[Finding]:
+    run = profile.run
+    if run.repeat > 1 and run.cooldown is None:
+        yield Finding(
+            ("run.repeat", "run.cooldown"),
+            f"{run.repeat} repetitions without a cooldown: each starts on the NPU the one "
+            "before left hot, so their spread mixes drift into the run-to-run noise",
+            "add 'cooldown: {below: 45, zones: [nsp*]}' so every repetition starts alike",
+            WARNING,
+        )
+
+
 _SSH_ONLY = ("host", "port", "user", "identity_file", "known_hosts", "jump_host")
 
 
@@ -239,6 +251,7 @@ RULES: tuple[Rule, ...] = (
         ("run.iterations", "run.duration", "run.min_iterations", "run.min_duration"),
         _valid_by_its_own_minimum,
     ),
+    Rule(("run.repeat", "run.cooldown"), _repetitions_start_alike),
 )
 
 

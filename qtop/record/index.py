@@ -44,7 +44,7 @@ def mark_label(kind: str, data: dict[str, Any]) -> str:
     if kind == "phase":
         return f"{data.get('phase', '')} {data.get('variant', '')}".strip()
     if kind == "marker":
-        return str(data.get("label") or data.get("note", ""))
+        return str(data.get("note") or data.get("label", ""))
     if kind == "link":
         return str(data.get("state", ""))
     return str(data.get("reason", ""))

@@ -168,9 +168,7 @@ def render(summaries: Sequence[RecordingSummary], fmt_name: str) -> str:
         for summary in summaries:
             parts.extend(f"> warning: {plain(warning)}" for warning in summary.warnings)
             if summary.analysis is not None:
-                parts.append(
-                    f"### {plain(summary.path)}\n\n{render_markdown(summary.analysis, 4)}"
-                )
+                parts.append(f"### {plain(summary.path)}\n\n{render_markdown(summary.analysis, 4)}")
         return plain_lines("\n\n".join(parts))
     sections = [_recording_text(s) for s in summaries]
     if len(summaries) > 1 or any(len(s.variants) > 1 for s in summaries):

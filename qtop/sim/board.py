@@ -29,6 +29,7 @@ from qtop.sim.ground_truth import GroundTruthLog
 from qtop.sim.model_tree import build_model_tree
 from qtop.sim.npu import NpuArbiter
 from qtop.sim.sensors import SensorLoop, SensorThread, Snapshot
+from qtop.sim.stale import claim, remove_stale
 from qtop.sim.tools import HANDLERS
 from qtop.sim.tools.client import install_tools
 from qtop.sim.tools.service import ToolService
@@ -149,7 +150,9 @@ class SimBoard:
         elif link.is_dir():
             shutil.rmtree(link)
         if os.access(_TMPFS, os.W_OK):
+            remove_stale(Path(_TMPFS), "qtop-sim-")
             self._tmpfs_dir = Path(tempfile.mkdtemp(prefix="qtop-sim-", dir=_TMPFS))
+            claim(self._tmpfs_dir)
             live = self._tmpfs_dir / "sysfs"
             link.symlink_to(live)
             return live
@@ -240,13 +243,14 @@ def install_android_tools(directory: Path) -> None:
     """A directory of links to this machine's tools, as Android's /system/bin offers them.
 
     bash and python3 are left out, so the device agent and the run launcher
-    take the paths they take on Android. ``sh`` is this machine's ``/bin/sh``,
-    not mksh: mksh's arithmetic is 32-bit, which the agent does not support
-    yet (docs/assumptions.md, "Device link").
+    take the paths they take on Android. ``sh`` is mksh, as Android's is, where
+    this machine has it (32-bit arithmetic, `print`, job control), else ``/bin/sh``.
     """
     directory.mkdir(parents=True, exist_ok=True)
     wanted = {name: shutil.which(name, path=BASE_PATH) for name in ANDROID_TOOLS}
-    wanted["sh"] = "/bin/sh"
+    mksh = shutil.which("mksh", path=BASE_PATH)
+    wanted["sh"] = mksh or "/bin/sh"
+    wanted["mksh"] = mksh
     for name, target in wanted.items():
         link = directory / name
         if link.is_symlink() or link.exists():

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from qtop.session import Session
 
 
-def open_ui(session: Session) -> int:
+def open_ui(session: Session, *, run_outlives_qtop: bool = True) -> int:
     """Run the dashboard (live or replay, found from the session's source) until quit.
 
     Returns 0; an error that stopped the source is raised again once the
@@ -20,11 +20,11 @@ def open_ui(session: Session) -> int:
     """
     from qtop.ui.app import open_ui as run
 
-    return run(session)
+    return run(session, run_outlives_qtop=run_outlives_qtop)
 
 
-async def run_ui(session: Session) -> int:
+async def run_ui(session: Session, *, run_outlives_qtop: bool = True) -> int:
     """The same, awaited from inside a running event loop."""
     from qtop.ui.app import run_ui as run
 
-    return await run(session)
+    return await run(session, run_outlives_qtop=run_outlives_qtop)

@@ -1,7 +1,9 @@
-"""Every action of the UI, once: its keys, its name, its help, and when it applies.
+"""Every app-wide action of the UI, once: its keys, its name, its help, and when it applies.
 
-The key bindings, the ``?`` help screen and the command palette are all built
-from this table, so none of them can forget an action the others have.
+The app's key bindings, the ``?`` help screen and the command palette are all
+built from this table, so none of them can forget an action the others have.
+Actions of one pane (sorting the ops, following the log) are that pane's own
+``BINDINGS``; the help screen and the palette list those too.
 """
 
 from __future__ import annotations
@@ -72,40 +74,34 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "replay", needs=REPLAY, footer=True, key_display="]"),
     # view
     ActionSpec("focus_pane('latency')", "1", "Latency", "focus the latency pane", "view"),
-    ActionSpec("focus_pane('thermal')", "2", "Thermal", "focus the thermal pane", "view"),
-    ActionSpec("focus_pane('decay')", "3", "Decay", "focus the thermal decay pane", "view"),
-    ActionSpec("focus_pane('power')", "4", "Power", "focus the power pane", "view"),
-    ActionSpec("focus_pane('ops')", "5", "Ops", "focus the ops pane", "view"),
-    ActionSpec("focus_pane('log')", "6", "Log", "focus the device log", "view"),
+    ActionSpec("focus_pane('thermal')", "2", "Thermal", "show and focus the thermal pane", "view"),
+    ActionSpec("focus_pane('decay')", "3", "Decay", "show and focus the thermal decay pane",
+               "view"),
+    ActionSpec("focus_pane('power')", "4", "Power", "show and focus the power pane", "view"),
+    ActionSpec("focus_pane('ops')", "5", "Ops", "show and focus the ops pane", "view"),
+    ActionSpec("focus_pane('log')", "6", "Log", "show and focus the device log", "view"),
     ActionSpec("zoom", "z", "Zoom", "fill the screen with the focused pane (again: back)",
                "view", footer=True),
-    # ops pane
-    ActionSpec("ops_toggle_aggregate", "a", "Aggregate", "ops: one execute, or the aggregate of "
-               "the measured executes", "ops"),
-    ActionSpec("ops_execute(-1)", "less_than_sign", "Prev execute", "ops: previous execute",
-               "ops", key_display="<"),
-    ActionSpec("ops_execute(1)", "greater_than_sign", "Next execute", "ops: next execute", "ops",
-               key_display=">"),
-    ActionSpec("ops_sort", "o", "Sort ops", "ops: sort by cycles, wait, or name", "ops"),
-    ActionSpec("ops_graph", "g", "Next graph", "ops: show the next graph", "ops"),
-    # log
-    ActionSpec("log_follow", "f", "Follow log", "device log: follow new lines (again: stop)",
-               "log"),
 )  # fmt: skip
 
 GROUP_TITLES = {
     "session": "Session",
     "replay": "Replay",
     "view": "View",
-    "ops": "Ops pane",
-    "log": "Device log",
 }
+
+
+KEY_NAMES = {"space": "space", "left": "←", "right": "→", "shift+left": "shift+←",
+             "shift+right": "shift+→"}  # fmt: skip
+
+
+def keys_text(keys: str, key_display: str | None = None) -> str:
+    """Keys as the help screen prints them."""
+    if key_display:
+        return key_display
+    return " ".join(KEY_NAMES.get(key, key) for key in keys.split(","))
 
 
 def key_text(spec: ActionSpec) -> str:
     """The keys of an action as the help screen prints them."""
-    if spec.key_display:
-        return spec.key_display
-    names = {"space": "space", "left": "←", "right": "→", "shift+left": "shift+←",
-             "shift+right": "shift+→"}  # fmt: skip
-    return " ".join(names.get(key, key) for key in spec.keys.split(","))
+    return keys_text(spec.keys, spec.key_display)

@@ -18,9 +18,10 @@ __all__ = [
     "ellipsize",
     "fmt",
     "fmt_ms",
-    "nice_ticks",
+    "nice_step",
     "offset",
     "percent",
+    "smaller_step",
     "sparkline",
     "with_unit",
 ]
@@ -101,29 +102,22 @@ def sparkline(values: Sequence[float], width: int, low: float | None = None,
     )
 
 
-def nice_ticks(low: float, high: float, count: int) -> list[float]:
-    """About ``count`` round tick values (1, 2, 5 times a power of ten) covering low..high."""
-    if count < 2 or not (math.isfinite(low) and math.isfinite(high)):
-        return [low]
-    if high <= low:
-        return [low]
-    raw = (high - low) / (count - 1)
+def nice_step(raw: float) -> float:
+    """The round step (1, 2 or 5 times a power of ten) nearest ``raw``, erring small."""
+    if not (raw > 0 and math.isfinite(raw)):
+        return 1.0
     magnitude = 10 ** math.floor(math.log10(raw))
-    # The round step nearest the even split, erring small so the ticks are not too few.
-    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= 0.75 * raw)
-    first = math.ceil(low / step - 1e-9) * step
-    ticks = []
-    value = first
-    while value <= high + step * 1e-9:
-        # Rounded to the step's own grain, so 0.1 + 0.2 prints as 0.3.
-        ticks.append(round(value / step) * step)
-        value += step
-    return ticks or [low]
+    return next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= 0.75 * raw)
+
+
+def smaller_step(step: float) -> float:
+    """The next round step below ``step``: 5 -> 2 -> 1 -> 0.5."""
+    magnitude = 10 ** math.floor(math.log10(step) + 1e-9)
+    mantissa = round(step / magnitude)
+    return {1: 0.5, 2: 1.0, 5: 2.0}.get(mantissa, 0.5) * magnitude
 
 
 def tick_label(value: float, step: float) -> str:
-    """A tick value with just enough decimals for its step."""
-    decimals = max(0, -math.floor(math.log10(step))) if step > 0 else 0
-    if step > 0 and round(step, decimals) != step:
-        decimals += 1
-    return f"{value:.{decimals}f}"
+    """A tick value with just enough decimals for its step (a 1, 2 or 5 step needs no more)."""
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9)) if step > 0 else 0
+    return f"{value + 0.0:.{decimals}f}"

@@ -1,10 +1,11 @@
-"""What the front end may ask of its source, found by looking at the source.
+"""What the front end may ask of its source, found by looking at the source once.
 
 A replay can pause, step, change speed and seek; a live source may stop the
 run on the device; either way the session may be recording. The panes and the
 key bindings ask this object rather than testing types themselves. Marks to
-seek to are the recording's (phase changes, markers, link events) plus the
-ones the UI worked out (throttling onset). No Textual here.
+seek to are the recording's (phase changes, markers, link events), the markers
+saved next to it, and the ones the analysis found (throttling onsets). No
+Textual here.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from qtop.events import Marker
 from qtop.record.reader import Mark
 from qtop.record.replay import ReplaySource
 from qtop.session import Session
+from qtop.textsafe import clean
 from qtop.ui.format import clock, offset
 
 SEEKABLE_KINDS = ("phase", "marker", "link", "onset")
@@ -36,16 +39,22 @@ class Landing:
 
 
 def mark_label(mark: Mark) -> str:
-    """A mark as a reader would name it."""
+    """A mark as a reader would name it (device text made plain)."""
     if mark.kind == "phase":
         phase, _, variant = mark.label.partition(" ")
         name = {"measure": "measuring", "warmup": "warm-up", "done": "run done"}.get(phase, phase)
-        return f"{name} {variant}".strip()
+        return clean(f"{name} {variant}".strip())
     if mark.kind == "link":
-        return f"link {mark.label}"
+        return clean(f"link {mark.label}")
     if mark.kind == "onset":
-        return mark.label
-    return f"marker: {mark.label}" if mark.label else "marker"
+        return clean(mark.label)
+    return clean(f"marker: {mark.label}") if mark.label else "marker"
+
+
+def marker_mark(marker: Marker) -> Mark:
+    """A marker event as a seekable mark, named by its note."""
+    assert marker.t is not None
+    return Mark(t=marker.t, kind="marker", label=marker.note or marker.label, offset=-1)
 
 
 def speed_name(speed: float) -> str:
@@ -55,24 +64,17 @@ def speed_name(speed: float) -> str:
 class Playback:
     """The source's abilities and the playback requests the key bindings make."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, *, run_outlives_qtop: bool = True) -> None:
         self.session = session
         self.source = session.source
+        self.replay = self.source if isinstance(self.source, ReplaySource) else None
+        self.is_replay = self.replay is not None
+        self.can_stop_run = hasattr(self.source, "stop_run") and self.replay is None
+        self.can_leave_run = self.can_stop_run and run_outlives_qtop
         self.display_paused = False
         self.onsets: list[Mark] = []
+        self.saved: list[Mark] = []
         self._landed: Mark | None = None
-
-    @property
-    def replay(self) -> ReplaySource | None:
-        return self.source if isinstance(self.source, ReplaySource) else None
-
-    @property
-    def is_replay(self) -> bool:
-        return self.replay is not None
-
-    @property
-    def can_stop_run(self) -> bool:
-        return hasattr(self.source, "stop_run") and self.replay is None
 
     @property
     def can_record(self) -> bool:
@@ -137,6 +139,7 @@ class Playback:
         """Every mark worth seeking to, in time order."""
         replay = self.replay
         found = list(replay.marks) if replay is not None else []
+        found.extend(self.saved)
         found.extend(self.onsets)
         return sorted((m for m in found if m.kind in SEEKABLE_KINDS), key=lambda m: m.t)
 

@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from qtop.ui.format import nice_ticks, tick_label
+from qtop.ui.format import nice_step, smaller_step, tick_label
 
 # Bit of each dot in a braille cell, by (row within the cell, column within the cell).
 _DOTS = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))
@@ -96,6 +96,13 @@ class _Axis:
         return min(dots - 1, max(0, round(position)))
 
 
+# A range narrower than this share of its values is noise around a level, not a scale:
+# it is widened, so a steady 3 ms latency reads 2.95-3.05 ms, not 2.9985-3.0015.
+MIN_RELATIVE_SPAN = 0.05
+# Snapping the ends out to whole ticks may add this much room, no more.
+SNAP_ROOM = 0.5
+
+
 def _axis(values: list[float], fixed: tuple[float, float] | None, unit: str, rows: int) -> _Axis:
     if fixed is not None:
         low, high = fixed
@@ -103,20 +110,31 @@ def _axis(values: list[float], fixed: tuple[float, float] | None, unit: str, row
         low, high = min(values), max(values)
     else:
         low, high = 0.0, 1.0
-    if not high > low:
-        # A flat line gets a band around it; values this small are noise, not a scale.
-        pad = max(abs(low) * 0.1, 1e-6)
-        low, high = low - pad, high + pad
-    ticks = nice_ticks(low, high, max(2, min(6, rows // 2 + 1)))
-    step = ticks[1] - ticks[0] if len(ticks) > 1 else (high - low)
-    if fixed is None and len(ticks) > 1:
-        low = min(low, math.floor(low / step + 1e-9) * step)
-        high = max(high, math.ceil(high / step - 1e-9) * step)
-        ticks = nice_ticks(low, high, max(2, min(6, rows // 2 + 1)))
-        step = ticks[1] - ticks[0] if len(ticks) > 1 else step
+    span = max(high - low, abs(high + low) / 2 * MIN_RELATIVE_SPAN) or 1.0
+    if fixed is None and span > high - low:
+        middle = (high + low) / 2
+        low, high = middle - span / 2, middle + span / 2
+    count = max(2, min(6, rows // 2 + 1))
+    step = nice_step((high - low) / (count - 1))
+    # Two labels at least, so the scale can be read.
+    while len(_multiples(low, high, step)) < 2:
+        step = smaller_step(step)
+    if fixed is None:
+        snapped_low = math.floor(low / step + 1e-9) * step
+        snapped_high = math.ceil(high / step - 1e-9) * step
+        if snapped_high - snapped_low <= (high - low) * (1 + SNAP_ROOM):
+            low, high = snapped_low, snapped_high
+    ticks = _multiples(low, high, step)
     suffix = f" {unit}" if unit else ""
     labels = tuple(tick_label(t, step) + suffix for t in ticks)
     return _Axis(low, high, tuple(ticks), labels)
+
+
+def _multiples(low: float, high: float, step: float) -> list[float]:
+    """The multiples of ``step`` from low to high (rounded to the step's grain)."""
+    first = math.ceil(low / step - 1e-9)
+    last = math.floor(high / step + 1e-9)
+    return [round(k * step, 12) for k in range(first, last + 1)]
 
 
 def _values(figure: Figure, axis: str) -> list[float]:
@@ -274,8 +292,11 @@ def plot(figure: Figure, width: int, height: int) -> list[list[Run]]:
             mark_columns[x_of(mark.x) >> 1] = mark.label
 
     def tick_rows(axis: _Axis) -> dict[int, str]:
-        pairs = zip(axis.ticks, axis.labels, strict=True)
-        return {axis.dot(t, canvas.height) >> 2: label for t, label in pairs}
+        """Row of each label; where two ticks share a row, the first keeps it."""
+        rows: dict[int, str] = {}
+        for tick, label in zip(axis.ticks, axis.labels, strict=True):
+            rows.setdefault(axis.dot(tick, canvas.height) >> 2, label)
+        return rows
 
     left_ticks = tick_rows(left)
     right_ticks = tick_rows(right) if right is not None else {}

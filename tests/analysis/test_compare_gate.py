@@ -17,13 +17,8 @@ from synthetic_streams import (
     write_recording,
 )
 
-from qtop.analysis.compare import (
-    Gate,
-    bootstrap_quantile,
-    mann_whitney,
-    parse_gate,
-)
-from qtop.analysis.numeric import percentile
+from qtop.analysis.compare import Gate, parse_gate
+from qtop.analysis.variability import mann_whitney
 from qtop.cli import main
 from qtop.errors import UsageError
 
@@ -72,23 +67,6 @@ def test_mann_whitney_u_of_both_sides_add_up(base, new):
     backward = mann_whitney([float(v) for v in new], [float(v) for v in base])
     assert forward.u + backward.u == pytest.approx(len(base) * len(new))
     assert forward.p_value == pytest.approx(backward.p_value)
-
-
-def test_fast_quantile_bootstrap_matches_resampling():
-    data = sorted(lognormal(57, 0.5, 3))
-    fast = sorted(bootstrap_quantile(data, 0.95, 20000, random.Random(1)))
-    rng = random.Random(2)
-    slow = sorted(percentile(sorted(rng.choices(data, k=len(data))), 0.95) for _ in range(20000))
-    for q in (0.025, 0.5, 0.975):
-        assert percentile(fast, q) == pytest.approx(percentile(slow, q), rel=0.02)
-
-
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.floats(0.001, 10.0), min_size=1, max_size=50), st.floats(0.0, 1.0))
-def test_bootstrap_quantiles_stay_within_the_data(values, q):
-    ordered = sorted(values)
-    for draw in bootstrap_quantile(ordered, q, 50, random.Random(0)):
-        assert ordered[0] <= draw <= ordered[-1]
 
 
 def test_gates_parse_percent_and_reject_unknown_metrics():

@@ -6,8 +6,10 @@ import contextlib
 import getpass
 import os
 import pwd
+import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,12 +19,42 @@ import asyncssh
 from qtop.device.control import probe_script
 from qtop.device.plan import RunOptions, agent_script, build_run_plan, launch_script, new_run_id
 from qtop.device.probe import ProbeResult, parse_probe
-from qtop.device.protocol import Line, parse_line
+from qtop.device.protocol import Line, parse_line, split_fields
 from qtop.device.sensors import SensorPlan, plan_sensors
 from qtop.profiles import Profile, load_profile_text
 
 SSHD = "/usr/sbin/sshd"
 SHELLS = ("/bin/dash", "/bin/bash")
+
+
+def _busybox_sh() -> str | None:
+    """busybox's ash as a file named ``sh`` (busybox picks the applet from its name)."""
+    busybox = shutil.which("busybox")
+    if busybox is None:
+        return None
+    directory = Path(tempfile.gettempdir()) / f"qtop-tests-{os.getuid()}" / "busybox"
+    directory.mkdir(parents=True, exist_ok=True)
+    link = directory / "sh"
+    if not link.is_symlink():
+        with contextlib.suppress(FileExistsError):
+            link.symlink_to(busybox)
+    return str(link)
+
+
+# Every shell the agent must work in that this machine has: dash, bash, mksh (Android's
+# sh) and busybox ash.
+AGENT_SHELLS = tuple(
+    shell for shell in ("/bin/dash", "/bin/bash", "/bin/mksh", _busybox_sh()) if shell
+)
+
+
+def shell_id(shell: str) -> str:
+    return "busybox" if "busybox" in shell else Path(shell).name
+
+
+# What the agent reports running in on the simulated glasses (no bash): their sh, mksh
+# where this machine has it (as Android's /system/bin/sh is).
+GLASSES_SHELL = "mksh" if shutil.which("mksh") else "sh"
 
 
 def make_sysfs(root: Path, nsp_mc: int = 52000) -> Path:
@@ -113,7 +145,7 @@ def launch_locally(shell: str, profile: Profile, options: RunOptions | None = No
     out = subprocess.run(
         [shell, "-s"], input=launch_script(plan), capture_output=True, text=True, check=True
     ).stdout
-    kind, run_dir, pgid = out.strip().split("\t")
+    kind, run_dir, pgid, _how = split_fields(out.strip())
     assert kind == "launched", out
     return LocalRun(Path(run_dir), int(pgid), sensors)
 

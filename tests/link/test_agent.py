@@ -1,4 +1,10 @@
-"""The device agent run locally with dash and bash against a fake sysfs tree."""
+"""The device agent run locally in every shell it must support, against a fake sysfs tree.
+
+Times are asserted only where the agent guarantees them (a tick is never early
+and never a whole interval late; a paced iteration never starts before its
+due time); everything else waits for the agent's own lines, with generous
+timeouts as hang guards only.
+"""
 
 import itertools
 import time
@@ -7,6 +13,7 @@ import pytest
 
 from qtop.device.plan import RunOptions
 from qtop.device.protocol import (
+    AgentLogLine,
     CalibrationLine,
     ClockLine,
     PhaseLine,
@@ -17,7 +24,16 @@ from qtop.device.protocol import (
     StderrLine,
 )
 
-from .helpers import SHELLS, group_alive, launch_locally, make_sysfs, profile_for
+from .helpers import (
+    AGENT_SHELLS,
+    group_alive,
+    launch_locally,
+    make_sysfs,
+    profile_for,
+    shell_id,
+)
+
+FINE_CLOCK_SHELLS = ("bash", "mksh", "busybox")
 
 
 @pytest.fixture
@@ -40,14 +56,31 @@ def start(runs, shell, profile, options=None):
     return run
 
 
-@pytest.mark.parametrize("shell", SHELLS)
+def wait_for(run, name, predicate, timeout=30.0):
+    """The first line of the file that satisfies ``predicate`` (a hang guard, not a bound)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for line in run.lines(name):
+            if predicate(line):
+                return line
+        time.sleep(0.02)
+    raise AssertionError(f"no such line in {run.run_dir / name} within {timeout} s")
+
+
+shells = pytest.mark.parametrize("shell", AGENT_SHELLS, ids=shell_id)
+
+
+@shells
 def test_a_counted_run_calibrates_warms_up_measures_and_ends(tree, runs, shell):
     profile = profile_for(*tree, "{command: 'echo hi', warmup: 2, iterations: 3}")
     run = start(runs, shell, profile)
     assert run.wait() == "completed"
     events = run.lines("events")
     assert isinstance(events[0], ClockLine)
-    assert events[0].clock == ("epoch" if "bash" in shell else "date")
+    fine = shell_id(shell) in FINE_CLOCK_SHELLS
+    assert events[0].clock == ("epoch" if fine else "date")
+    assert events[0].sleep == ("read" if fine else "sleep")
+    assert events[0].arithmetic_bits == (32 if shell_id(shell) == "mksh" else 64)
     assert isinstance(events[1], CalibrationLine) and len(events[1].durations_us) == 3
     assert [e.seq for e in events] == list(range(len(events)))
     phases = [(e.phase, e.planned_iterations) for e in events if isinstance(e, PhaseLine)]
@@ -68,28 +101,30 @@ def test_a_counted_run_calibrates_warms_up_measures_and_ends(tree, runs, shell):
     assert not group_alive(run.pgid)
 
 
-@pytest.mark.parametrize("shell", SHELLS)
+@shells
 def test_the_sampler_reads_every_file_each_tick_on_absolute_time(tree, runs, shell):
     profile = profile_for(*tree, "{command: 'sleep 0.6', warmup: 0, iterations: 1}")
     run = start(runs, shell, profile)
     run.wait()
     lines = run.lines("samples")
-    assert isinstance(lines[0], ClockLine) and isinstance(lines[-1], SamplerEndLine)
+    clock = lines[0]
+    assert isinstance(clock, ClockLine) and isinstance(lines[-1], SamplerEndLine)
     ticks = [line for line in lines if isinstance(line, SampleLine)]
     assert [t.seq for t in ticks] == list(range(1, len(ticks) + 1))
-    assert len(ticks) >= 8
+    assert len(ticks) >= 2
     assert ticks[0].values[:7] == ("45000", "52000", "-273000", "0", "Discharging", "-420000",
                                    "3900000")  # fmt: skip
     assert len(ticks[0].values) == len(run.sensors.reads)
-    slots = [t.slot for t in ticks]
-    assert slots == list(range(len(slots)))
-    # Due times are start + slot * 50 ms: lateness does not accumulate.
+    # Due times are start + slot * 50 ms: a tick is never early (beyond the clock's
+    # resolution) and a slot is skipped only when a whole interval was lost.
     start_us = ticks[0].time_us
-    lateness = [t.time_us - (start_us + t.slot * 50000) for t in ticks]
-    assert max(lateness) < 25000
+    for tick in ticks:
+        lateness = tick.time_us - (start_us + tick.slot * 50000)
+        assert -clock.resolution_us <= lateness < 50000, (tick, lateness)
+    assert all(b.slot > a.slot for a, b in itertools.pairwise(ticks))
 
 
-@pytest.mark.parametrize("shell", SHELLS)
+@shells
 def test_failed_iterations_report_status_and_stderr_and_stop_the_run(tree, runs, shell):
     command = "{command: 'echo first >&2; echo broken >&2; exit 3', warmup: 0, iterations: 10, "
     profile = profile_for(*tree, command + "max_consecutive_failures: 2}")
@@ -114,32 +149,40 @@ def test_only_the_last_lines_of_a_long_stderr_are_reported(tree, runs):
     assert texts == ["(3 earlier lines of stderr not shown)", "l4", "l5"]
 
 
-def test_a_duration_run_measures_until_the_time_is_up(tree, runs):
+@shells
+def test_a_duration_run_stops_starting_iterations_once_the_time_is_up(tree, runs, shell):
     profile = profile_for(*tree, "{command: 'sleep 0.05', warmup: 1, duration: 400ms}")
-    run = start(runs, "/bin/bash", profile)
+    run = start(runs, shell, profile)
     run.wait()
     events = run.lines("events")
+    phase = next(p for p in events if isinstance(p, PhaseLine) and p.phase == "measure")
+    assert phase.planned_duration_us == 400000
     measure = [e for e in events if isinstance(e, ProcessLine) and e.phase == "measure"]
-    assert [p.planned_duration_us for p in events if isinstance(p, PhaseLine)][1] == 400000
-    assert 5 <= len(measure) <= 8
-    assert measure[-1].start_us - measure[0].start_us < 400000
+    # Another iteration starts while the last one ended within the duration, and only then.
+    assert all(p.end_us - phase.time_us < 400000 for p in measure[:-1])
+    assert measure[-1].end_us - phase.time_us >= 400000
 
 
-def test_pacing_starts_iterations_on_a_fixed_rate(tree, runs):
+@shells
+def test_pacing_never_starts_an_iteration_before_its_due_time(tree, runs, shell):
     profile = profile_for(*tree, "{command: 'true', warmup: 0, iterations: 6, rate: 20}")
-    run = start(runs, "/bin/bash", profile)
+    run = start(runs, shell, profile)
     run.wait()
-    starts = [e.start_us for e in run.lines("events") if isinstance(e, ProcessLine)]
-    gaps = [b - a for a, b in itertools.pairwise(starts)]
-    assert all(abs(gap - 50000) < 10000 for gap in gaps), gaps
+    events = run.lines("events")
+    phase = next(p for p in events if isinstance(p, PhaseLine) and p.phase == "measure")
+    starts = [e.start_us for e in events if isinstance(e, ProcessLine)]
+    resolution = events[0].resolution_us
+    assert len(starts) == 6
+    for index, start_us in enumerate(starts):
+        assert start_us >= phase.time_us + index * 50000 - resolution
 
 
-def test_a_timeout_stops_the_command_and_marks_the_iteration(tree, runs):
+@shells
+def test_a_timeout_stops_the_command_and_marks_the_iteration(tree, runs, shell):
     profile = profile_for(*tree, "{command: 'sleep 30', warmup: 0, iterations: 1, timeout: 300ms}")
-    run = start(runs, "/bin/dash", profile, RunOptions(calibrations=1))
-    began = time.monotonic()
-    run.wait()
-    assert time.monotonic() - began < 5
+    run = start(runs, shell, profile, RunOptions(calibrations=1))
+    # A hang guard well under the command's 30 s: the timeout must have ended it.
+    assert run.wait(timeout=20) == "completed"
     (process,) = [e for e in run.lines("events") if isinstance(e, ProcessLine)]
     assert process.timed_out and process.exit_status == 130
     assert not group_alive(run.pgid)
@@ -153,16 +196,16 @@ def test_variants_run_in_turn_with_their_environment(tree, runs):
     )
     run = start(runs, "/bin/dash", profile)
     run.wait()
-    assert (run.run_dir / "stdout").read_text() == "base b\n" * 0 + "1 b\n1 b\n2 b\n2 b\n"
+    assert (run.run_dir / "stdout").read_text() == "1 b\n1 b\n2 b\n2 b\n"
     phases = [(e.phase, e.variant) for e in run.lines("events") if isinstance(e, PhaseLine)]
     assert phases == [("measure", 1), ("measure", 2), ("done", 0)]
 
 
-@pytest.mark.parametrize("shell", SHELLS)
+@shells
 def test_stopping_kills_the_whole_group_and_leaves_no_process(tree, runs, shell):
     profile = profile_for(*tree, "{command: 'sleep 30 & sleep 30', warmup: 0, iterations: 5}")
     run = start(runs, shell, profile)
-    time.sleep(0.4)
+    wait_for(run, "events", lambda line: isinstance(line, PhaseLine) and line.phase == "measure")
     assert group_alive(run.pgid)
     listing = run.control("leftovers", str(run.run_dir.parent))
     assert listing.startswith(f"run\t{run.run_dir.name}\t{run.pgid}\t")
@@ -174,33 +217,72 @@ def test_stopping_kills_the_whole_group_and_leaves_no_process(tree, runs, shell)
     assert run.control("leftovers", str(run.run_dir.parent)) == ""
 
 
+def test_a_completed_run_leaves_no_process_behind(tree, runs):
+    """What the command left in the background is ended with the run."""
+    profile = profile_for(*tree, "{command: 'sleep 300 & echo started', warmup: 0, iterations: 3}")
+    run = start(runs, "/bin/dash", profile)
+    assert run.wait() == "completed"
+    assert not group_alive(run.pgid)
+
+
 def test_cooldown_waits_for_the_zones_to_cool(tree, runs):
     sysfs, spool = tree
     profile = profile_for(
         sysfs,
         spool,
         "{command: 'true', warmup: 0, iterations: 1, "
-        "cooldown: {below: 50, zones: ['nsp*'], timeout: 10s}}",
+        "cooldown: {below: 50, zones: ['nsp*'], timeout: 60s}}",
     )
     run = start(runs, "/bin/bash", profile)
-    time.sleep(0.8)
-    assert run.state() == "running"
+    cooldown = wait_for(run, "events", lambda e: isinstance(e, PhaseLine) and e.phase == "cooldown")
+    assert cooldown.note == "until nsp* below 50 C"
+    # bash's clock is this machine's wall clock: the zone was hot until this moment.
+    cooled = time.time_ns() // 1000
     (sysfs / "class/thermal/thermal_zone1/temp").write_text("45000\n")
     run.wait()
     events = run.lines("events")
-    cooldown = next(e for e in events if isinstance(e, PhaseLine) and e.phase == "cooldown")
     measure = next(e for e in events if isinstance(e, PhaseLine) and e.phase == "measure")
-    assert cooldown.note == "until nsp* below 50 C"
-    assert measure.time_us - cooldown.time_us >= 700000
+    assert measure.time_us >= cooled
+    assert not [e for e in events if isinstance(e, AgentLogLine)]
 
 
-@pytest.mark.parametrize("shell", SHELLS)
+@shells
 def test_a_sampler_with_a_long_interval_still_ends_with_the_run(tree, runs, shell):
     profile = profile_for(
-        *tree, "{command: 'true', warmup: 0, iterations: 2}", "sample_interval: 1h"
+        *tree, "{command: 'true', warmup: 0, iterations: 2}", "sample_interval: 1000s"
     )
     run = start(runs, shell, profile)
-    began = time.monotonic()
-    assert run.wait(timeout=5) == "completed"
-    assert time.monotonic() - began < 2
+    # The sampler sleeps 1000 s between ticks: ending within the guard means it was woken.
+    assert run.wait(timeout=60) == "completed"
     assert isinstance(run.lines("samples")[-1], SamplerEndLine)
+    assert not group_alive(run.pgid)
+
+
+def test_the_timer_is_calibrated_again_during_a_long_run(tree, runs):
+    profile = profile_for(*tree, "{command: 'sleep 0.05', warmup: 0, duration: 2500ms}")
+    options = RunOptions(calibrations=3, recalibrate_s=1, recalibrations=2)
+    run = start(runs, "/bin/bash", profile, options)
+    assert run.wait() == "completed"
+    events = run.lines("events")
+    calibrations = [line for line in events if isinstance(line, CalibrationLine)]
+    assert len(calibrations) >= 2
+    assert len(calibrations[0].durations_us) == 3
+    assert all(len(c.durations_us) == 2 for c in calibrations[1:])
+    # A recalibration never interrupts the numbering of the processes.
+    processes = [line.process for line in events if isinstance(line, ProcessLine)]
+    assert processes == list(range(len(processes)))
+
+
+@shells
+def test_a_watchdog_per_iteration_leaves_the_iterations_numbered(tree, runs, shell):
+    profile = profile_for(*tree, "{command: 'true', warmup: 1, iterations: 4, timeout: 5s}")
+    run = start(runs, shell, profile, RunOptions(calibrations=2))
+    assert run.wait() == "completed"
+    processes = [line for line in run.lines("events") if isinstance(line, ProcessLine)]
+    assert [(p.phase, p.index, p.timed_out) for p in processes] == [
+        ("warmup", 0, False),
+        ("measure", 0, False),
+        ("measure", 1, False),
+        ("measure", 2, False),
+        ("measure", 3, False),
+    ]

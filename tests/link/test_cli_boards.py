@@ -10,7 +10,7 @@ import pytest
 
 from qtop.profiles import builtin_profile_dir
 
-from .helpers import free_port
+from .helpers import GLASSES_SHELL, free_port
 from .test_cli_live import qtop, records
 
 
@@ -27,7 +27,7 @@ def test_the_glasses_demo_shows_android_zones_and_battery_power(tmp_path):
     events = records(recording)
     header = events[0]
     assert header["profile"]["name"] == "sim-glasses"
-    assert header["device"]["soc"] == "AR1" and header["device"]["shell"] == "sh"
+    assert header["device"]["soc"] == "AR1" and header["device"]["shell"] == GLASSES_SHELL
     channels = {c["id"] for c in next(e for e in events if e["kind"] == "channels")["channels"]}
     assert {"thermal/nsphvx-0", "thermal/shell_front", "power/battery/power"} <= channels
     samples = [e["values"] for e in events if e["kind"] == "sample"]

@@ -99,7 +99,11 @@ async def test_a_local_run_streams_header_channels_samples_iterations_and_end(tr
     assert header["device"]["timer_overhead_s"] > 0
     assert len(header["device"]["timer_calibration_s"]) == 5
     assert header["device"]["clock"] == "epoch"
-    assert events[1]["kind"] == "channels"
+    # The link's state is in the stream: connecting, then connected, before anything else.
+    assert [(e["kind"], e["state"]) for e in events[1:3]] == [
+        ("link", "connecting"), ("link", "connected")
+    ]  # fmt: skip
+    assert events[3]["kind"] == "channels"
     overhead = [e for e in of_kind(events, "log") if e["stream"] == "agent"]
     assert overhead[0]["text"].startswith("timer_overhead_s=")
     check_complete(events, processes=5, faults=0)
@@ -107,8 +111,13 @@ async def test_a_local_run_streams_header_channels_samples_iterations_and_end(tr
     assert [(i["phase"], i["index"]) for i in iterations] == [
         ("warmup", 0), ("measure", 0), ("measure", 1), ("measure", 2), ("measure", 3)
     ]  # fmt: skip
-    assert all(0.05 <= i["latency_s"] < 0.2 for i in iterations)
-    assert all(i["end"] - i["start"] > i["latency_s"] for i in iterations)
+    # Latency is the stamped wall time less the calibrated timer overhead, and carries
+    # the calibration's spread as its uncertainty.
+    overhead = header["device"]["timer_overhead_s"]
+    for iteration in iterations:
+        wall = iteration["end"] - iteration["start"]
+        assert iteration["latency_s"] == pytest.approx(max(0.0, wall - overhead), abs=1e-9)
+        assert iteration["latency_uncertainty_s"] == header["device"]["timer_overhead_spread_s"]
     stdout = [e["text"] for e in of_kind(events, "log") if e["stream"] == "stdout"]
     assert stdout == ["out"] * 5
     assert [p["phase"] for p in of_kind(events, "phase")] == ["warmup", "measure", "done"]
@@ -179,7 +188,8 @@ async def test_stop_run_kills_the_group_and_ends_the_stream_as_stopped(tree):
     end = seen[-1]
     assert isinstance(end, End) and end.reason == "stopped"
     assert not any(isinstance(e, Iteration) for e in seen)
-    assert isinstance(seen[0], Channels)
+    assert [e.state for e in seen[:2] if isinstance(e, Link)] == ["connecting", "connected"]
+    assert isinstance(seen[2], Channels)
 
 
 async def test_detach_leaves_the_run_which_is_then_found_as_a_leftover(tree):

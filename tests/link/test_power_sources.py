@@ -160,12 +160,12 @@ def test_power_supply_none_leaves_the_odpm_rails_out(tmp_path):
 def test_every_output_shows_the_battery_current_in_one_convention(tmp_path):
     """A gauge positive while discharging: CSV, report and the live pane all say -0.42 A."""
     from qtop.analysis.energy import PowerSource
+    from qtop.analysis.live import analyze_live, capture
     from qtop.events import Channels, Header, Sample
     from qtop.export.csv import write_samples_csv
     from qtop.report.render import render
     from qtop.report.summary import summarize_model
     from qtop.stats.model import SessionModel
-    from qtop.ui.derive import analyze_live
     from qtop.ui.panes.power import power_now
 
     root = android_tree(tmp_path / "sys")
@@ -186,7 +186,7 @@ def test_every_output_shows_the_battery_current_in_one_convention(tmp_path):
     current_row = next(line for line in table.splitlines() if "power/battery/current " in line)
     assert current_row.split()[1:3] == ["A", "-0.42"]
     # The static ODPM counters here are the live pane's source; the battery's is shown as such.
-    assert analyze_live(model, "").power_source.group == "odpm"
+    assert analyze_live(capture(model, "")).power_source.group == "odpm"
     battery = PowerSource(
         "power/battery", "power", ("power/battery/power",), "power/battery/status"
     )

@@ -111,16 +111,18 @@ async def test_probe_json_on_the_simulated_glasses(tmp_path):
     }
     assert found["device"]["soc"] == "AR1"
     assert found["device"]["model"].startswith("Snapdragon AR1 Gen 1 smart glasses")
-    # Android-like: no bash, no python3, so the agent runs in sh and setsid starts the run.
+    # Android-like: no bash, no python3, so the agent runs in sh (mksh, 32-bit
+    # arithmetic, where installed: Android's own) and setsid starts the run.
+    mksh = shutil.which("mksh")
     assert found["shell"] == {
         "agent": "sh",
-        "sh": os.path.realpath("/bin/sh"),
+        "sh": os.path.realpath(mksh or "/bin/sh"),
         "bash": None,
         "launcher": "setsid",
         "sigint": "ignored",
         "setsid": True,
         "python3": False,
-        "arith_bits": 64,
+        "arith_bits": 32 if mksh else 64,
     }
     assert found["clock"]["runner"] == "date" and found["clock"]["runner_resolution_s"] == 1e-6
     assert found["clock"]["sampler"] == "uptime" and found["clock"]["sampler_resolution_s"] == 0.01
@@ -360,7 +362,7 @@ def test_probe_a_host_by_its_ssh_config_alias_and_a_profile_through_it(tmp_path)
         "transport": "ssh glassboard",
     }
     assert found["sysfs_root"] == "/sys"
-    assert found["spool"]["path"] == "/tmp/qtop"
+    assert found["spool"]["path"] == f"/tmp/qtop-{os.getuid()}"
     assert found["tools"]["qnn-net-run"]["path"] == f"{board.bin_dir}/qnn-net-run"
 
     assert named.returncode == 0, named.stderr
@@ -374,8 +376,8 @@ def test_probe_a_host_by_its_ssh_config_alias_and_a_profile_through_it(tmp_path)
 
 
 @pytest.mark.skipif(shutil.which("mksh") is None, reason="mksh is not installed")
-def test_a_32_bit_sh_without_bash_is_said_by_probe_and_refused_by_run(tmp_path):
-    """mksh, Android's sh, computes in 32 bits: the agent's µs timestamps would overflow."""
+def test_a_32_bit_sh_without_bash_is_said_by_probe_and_runs(tmp_path):
+    """mksh, Android's sh, computes in 32 bits: the agent keeps its times as text and runs."""
     from qtop.sim.board import install_android_tools
 
     tools = tmp_path / "bin"
@@ -394,18 +396,14 @@ def test_a_32_bit_sh_without_bash_is_said_by_probe_and_refused_by_run(tmp_path):
         [PYTHON, "-m", "qtop", "probe", str(profile), "--local", "--json", "--window", "0"],
         capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path,
     )  # fmt: skip
-    assert probe.returncode == 1, probe.stderr
+    assert probe.returncode == 0, probe.stderr
     found = json.loads(probe.stdout)
     assert found["shell"]["arith_bits"] == 32 and found["shell"]["bash"] is None
-    assert found["can_run"] is False
-    (problem,) = [p for p in found["problems"] if p["severity"] == "error"]
-    assert problem["item"] == "shell"
-    assert problem["problem"].startswith("the device's sh does 32-bit arithmetic (mksh")
+    assert found["can_run"] is True
+    assert [p for p in found["problems"] if p["severity"] == "error"] == []
     run = subprocess.run(
         [PYTHON, "-m", "qtop", "run", str(profile), "--local", "--headless", "--no-record"],
-        capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path,
+        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path,
     )  # fmt: skip
-    assert run.returncode == 1
-    assert "the device's sh does 32-bit arithmetic (mksh, Android's shell)" in run.stderr
-    assert "fix: put bash 5 or a busybox sh on the PATH of device.env" in run.stderr
-    assert not (tmp_path / "spool").exists() or not list((tmp_path / "spool").iterdir())
+    assert run.returncode == 0, run.stderr
+    assert "run completed" in run.stdout + run.stderr

@@ -17,7 +17,9 @@ from qtop.device.protocol import (
 
 
 def test_each_line_kind_parses():
-    assert parse_line("K\t0\t100\tepoch\t-5\t1") == ClockLine(0, 100, "epoch", -5, 1)
+    assert parse_line("K\t0\t100\tepoch\t95\t1\tread\t32") == ClockLine(
+        0, 100, "epoch", -5, 1, "read", 32
+    )
     assert parse_line("S\t3\t200\t7\t45000\t\tDischarging") == SampleLine(
         3, 200, 7, ("45000", "", "Discharging")
     )
@@ -25,7 +27,7 @@ def test_each_line_kind_parses():
     assert parse_line("P\t2\t10\tmeasure\t1\t200\t\t") == PhaseLine(
         2, 10, "measure", 1, 200, None, ""
     )
-    assert parse_line("E\t3\t11\t4\tbad\tthing") == StderrLine(3, 11, "4", "bad\tthing")
+    assert parse_line("E\t3\t11\t4\tbad\\tthing\\\\") == StderrLine(3, 11, "4", "bad\tthing\\")
     assert parse_line("I\t4\t12\t4\tmeasure\t1\t0\t100\t250\t1\t0") == ProcessLine(
         4, 12, 4, "measure", 1, 0, 100, 250, 1, False
     )

@@ -28,6 +28,7 @@ from qtop.sim.sysfs import OFFLINE_MC
 from qtop.transport.ssh import SSHTarget, SSHTransport
 
 from . import helpers
+from .helpers import GLASSES_SHELL
 from .recording import check_complete, load, of_kind, record
 
 UNSHARE = shutil.which("unshare") or "unshare"
@@ -216,7 +217,7 @@ async def test_a_run_through_sshd_in_the_namespace_with_the_default_root(tmp_pat
     check_complete(events, processes=5, faults=0)
     header = events[0]
     assert header["source"] == "ssh" and header["device"]["sysfs_root"] == "/sys"
-    assert header["device"]["shell"] == "sh"  # the glasses' PATH has no bash
+    assert header["device"]["shell"] == GLASSES_SHELL  # the glasses' PATH has no bash
     channels = [c["id"] for c in of_kind(events, "channels")[0]["channels"]]
     assert [c for c in channels if c.startswith("thermal/")] == [
         f"thermal/{name}" for name in temperature_types(board)

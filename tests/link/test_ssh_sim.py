@@ -15,6 +15,7 @@ from qtop.live.source import LiveSource
 from qtop.profiles import load_profile_text
 from qtop.transport.factory import make_transport
 
+from .helpers import GLASSES_SHELL
 from .links import sim_link
 from .recording import check_complete, of_kind, record
 
@@ -92,8 +93,8 @@ async def test_a_run_survives_a_dropped_link(tmp_path, transport_kind):
     check_complete(events, processes=13, faults=1)
     header = events[0]
     assert header["source"] == "sim"
-    # The glasses have no bash, as on Android: the agent runs in plain sh.
-    assert header["device"]["shell"] == "sh"
+    # The glasses have no bash, as on Android: the agent runs in their sh (mksh).
+    assert header["device"]["shell"] == GLASSES_SHELL
     ids = [c["id"] for c in of_kind(events, "channels")[0]["channels"]]
     assert "thermal/nsphvx-0" in ids and "power/battery/power" in ids
     battery = [s["values"]["power/battery/current"] for s in of_kind(events, "sample")]

@@ -14,7 +14,7 @@ def translator():
 
 def test_samples_are_placed_on_the_uptime_line_and_never_counted_twice():
     tr = translator()
-    assert tr.samples_line("K\t0\t1000\tepoch\t-400\t1") == []
+    assert tr.samples_line("K\t0\t1000\tepoch\t600\t1\tread\t64") == []
     first = tr.samples_line("S\t1\t100600\t0\t41000\t")
     assert first == [
         Sample(
@@ -28,7 +28,7 @@ def test_samples_are_placed_on_the_uptime_line_and_never_counted_twice():
 
 def test_a_sampler_that_fell_behind_is_a_gap_with_its_extent():
     tr = translator()
-    tr.samples_line("K\t0\t0\tuptime\t0\t10000")
+    tr.samples_line("K\t0\t0\tuptime\t0\t10000\tsleep\t64")
     tr.samples_line("S\t1\t1000000\t0\t41000\t")
     events = tr.samples_line("S\t2\t1500000\t5\t41000\t")
     gap, sample = events
@@ -46,7 +46,7 @@ def test_a_sampler_that_fell_behind_is_a_gap_with_its_extent():
 
 def test_missing_lines_are_a_gap_too():
     tr = translator()
-    tr.samples_line("K\t0\t0\tuptime\t0\t10000")
+    tr.samples_line("K\t0\t0\tuptime\t0\t10000\tsleep\t64")
     tr.samples_line("S\t1\t1000000\t0\t1\t")
     gap, sample = tr.samples_line("S\t4\t1300000\t3\t1\t")
     assert gap.state == "gap" and gap.detail.startswith("2 line(s)")
@@ -57,7 +57,7 @@ def test_missing_lines_are_a_gap_too():
 
 def test_process_lines_become_iterations_net_of_the_timer_overhead():
     tr = translator()
-    tr.events_line("K\t0\t0\tepoch\t-1000000\t1")
+    tr.events_line("K\t0\t0\tepoch\t-1000000\t1\tread\t64")
     (log,), _ = tr.events_line("C\t1\t2000000\t300,100,200")
     assert log.stream == "agent" and log.text.startswith("timer_overhead_s=0.000200000 ")
     (phase,), _ = tr.events_line("P\t2\t2000100\tmeasure\t2\t10\t\t")
@@ -84,12 +84,56 @@ def test_process_lines_become_iterations_net_of_the_timer_overhead():
         latency_s=0.4998,
         exit_status=1,
         error="no such file",
+        latency_uncertainty_s=0.0001,
     )
     assert tr.events_line("I\t4\t3000000\t0\tmeasure\t2\t0\t2500000\t3000000\t1\t0")[1] is None
 
 
-def test_malformed_lines_are_counted_not_fatal():
+def test_malformed_lines_are_refused_with_a_counted_warning():
     tr = translator()
-    assert tr.events_line("garbage") == ([], None)
-    assert tr.samples_line("S\tx") == []
-    assert tr.counts["malformed_lines"] == 2
+    (warning,), process = tr.events_line("garbage")
+    assert process is None and warning.level == "warning" and "'garbage'" in warning.text
+    (warning,) = tr.samples_line("S\tx")
+    assert "samples file" in warning.text
+    # A forged end line with an extra field, or a bad escape, is refused whole.
+    assert tr.events_line("X\t0\t1\tcompleted\t0\t0\t\textra")[1] is None
+    assert tr.events_line("L\t0\t1\twarning\tbad \\q escape")[0][0].level == "warning"
+    assert tr.run_end is None and tr.last_seq["events"] == -1
+    assert tr.counts["malformed_lines"] == 4
+
+
+def test_after_ten_warnings_malformed_lines_are_only_counted():
+    tr = translator()
+    warnings = [event for n in range(25) for event in tr.samples_line(f"S\t{n}\tno time")]
+    assert len(warnings) == 10 and "only counted" in warnings[-1].text
+    assert tr.end_event("failed", "").counts["malformed_lines"] == 25
+
+
+def test_a_sample_line_with_the_wrong_number_of_values_is_malformed():
+    tr = translator()
+    tr.samples_line("K\t0\t0\tuptime\t0\t10000\tsleep\t64")
+    assert [e.kind for e in tr.samples_line("S\t1\t10\t0\t41000\t\t7")] == ["log"]
+    assert tr.counts["samples"] == 0
+
+
+def test_recalibration_moves_the_overhead_and_its_spread():
+    tr = translator()
+    tr.events_line("K\t0\t0\tepoch\t0\t1\tread\t64")
+    tr.events_line("C\t1\t10\t" + ",".join(["1000"] * 21))
+    assert tr.overhead_s == 0.001 and tr.overhead_spread_s == 0.0
+    (log,), _ = tr.events_line("C\t2\t20\t" + ",".join(["3000"] * 15))
+    # The window keeps the latest 21: 6 old and 15 new.
+    assert tr.overhead_s == 0.003 and tr.overhead_spread_s == 0.001
+    assert log.text.startswith("timer_overhead_s=0.003000000 +-0.001000000 (recalibrated")
+
+
+def test_a_later_clock_line_moves_the_clock_and_keeps_samples_contiguous():
+    tr = translator()
+    tr.samples_line("K\t0\t1000000\tepoch\t5000000\t1\tread\t64")
+    first = tr.samples_line("S\t1\t1100000\t0\t41000\t")[0]
+    # The wall clock stepped back by an hour; the sampler says where it stands now.
+    tr.samples_line("K\t2\t-3598800000\tepoch\t5200000\t1\tread\t64")
+    second = tr.samples_line("S\t3\t-3598700000\t1\t41000\t")[-1]
+    assert (first.seq, first.t) == (0, 5.1)
+    assert (second.seq, second.t) == (1, 5.3)
+    assert tr.counts["clock_resyncs"] == 1 and "gaps" not in tr.counts

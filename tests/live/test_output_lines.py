@@ -12,9 +12,9 @@ from qtop.live.translate import ProfilerFile, Translator
 from qtop.profiles import DeviceProfile, load_profile_text
 
 
-def test_an_f_line_parses_with_a_path_that_holds_tabs():
-    assert parse_line("F\t7\t900\t3\tprof/3.0\t/out/a\tb.log") == OutputLine(
-        7, 900, 3, "prof/3.0", "/out/a\tb.log"
+def test_an_f_line_parses_with_a_path_that_holds_tabs_and_newlines():
+    assert parse_line("F\t7\t900\t3\tprof/3.0\t/out/a\\tb\\nI\\\\.log") == OutputLine(
+        7, 900, 3, "prof/3.0", "/out/a\tb\nI\\.log"
     )
 
 
@@ -25,7 +25,7 @@ def translator():
 
 def test_a_process_exit_carries_its_files_until_it_is_committed():
     tr = translator()
-    tr.events_line("K\t0\t0\tepoch\t-1000000\t1")
+    tr.events_line("K\t0\t0\tepoch\t-1000000\t1\tread\t64")
     tr.events_line("P\t1\t1500000\tmeasure\t1\t20\t\t")
     tr.events_line("F\t2\t3000000\t0\tprof/0.0\t/out/qnn-profiling-data_0.log")
     _, line = tr.events_line("I\t3\t3000000\t0\tmeasure\t1\t0\t2000000\t3000000\t0\t0")

@@ -8,10 +8,10 @@ from fixtures.make_ui_recordings import CURRENT, METER, glasses_events, sustaine
 from fixtures.sessions import CDSP, NSP, simple_session_events
 from metrics.helpers import Scrape, fold, openmetrics_of, text_of
 
+from qtop.analysis.live import analyze_live, capture
 from qtop.events import ChannelInfo, Channels, Header, PhaseChange, Sample
 from qtop.metrics.capture import copy_model
 from qtop.metrics.labels import MAX_LABEL_CHARS, MAX_ZONES
-from qtop.ui.derive import analyze_live
 
 
 def last_sample_value(events, channel_id):
@@ -96,7 +96,7 @@ def test_openmetrics_carries_types_and_units(simple):
 def test_energy_and_throttling_are_the_ui_s_live_analysis():
     model = fold(sustained_events())
     scrape = Scrape(text_of(model))
-    analysis = analyze_live(model, "")
+    analysis = analyze_live(capture(model, ""))
     energy, thermal = analysis.energy, analysis.thermal
     assert energy is not None and thermal is not None and thermal.onset_offset_s is not None
     gross = scrape.value("qtop_energy_per_inference_joules", basis="gross")

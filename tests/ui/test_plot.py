@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from qtop.ui.format import clock, ellipsize, nice_ticks, sparkline
+from qtop.ui.format import clock, ellipsize, nice_step, smaller_step, sparkline, tick_label
 from qtop.ui.plot import MARK_CHAR, Figure, Line, Mark, Rule, bars, gap_limit, plot, text_of
 from qtop.ui.widgets.histogram import spread
 from qtop.ui.widgets.ratio_bar import Ratio, ratio_text
@@ -62,6 +62,22 @@ def test_a_second_axis_gets_its_own_labels():
     assert any("ms┤" in row for row in rows)
 
 
+def axis_labels(rows: list[str]) -> list[str]:
+    return [row.split("┤")[0].strip() for row in rows if "┤" in row]
+
+
+def test_axis_labels_have_the_decimals_their_step_needs_and_at_least_two():
+    # A steady 3 ms latency: widened to 5% of its level, labelled in 0.05 ms, not 0.0025.
+    steady = Figure(lines=(Line([(0.0, 2.999), (1.0, 3.001)]),), y_unit="ms")
+    assert axis_labels(text_of(plot(steady, 40, 10))) == [
+        "3.10 ms", "3.05 ms", "3.00 ms", "2.95 ms", "2.90 ms"
+    ]  # fmt: skip
+    # Temperatures over three rows: two labels at least, never one lone "0 C".
+    heat = Figure(lines=(Line([(0.0, 42.2), (1.0, 105.6)]),), y_unit="C")
+    labels = axis_labels(text_of(plot(heat, 40, 4)))
+    assert len(labels) >= 2 and "0 C" not in labels
+
+
 def test_too_small_a_chart_is_blank_not_garbage():
     rows = text_of(plot(Figure(lines=(Line([(0.0, 1.0), (1.0, 2.0)]),)), 8, 2))
     assert rows == [" " * 8, " " * 8]
@@ -103,9 +119,12 @@ def test_gap_limit_is_three_typical_steps():
     assert gap_limit([1.0]) is None
 
 
-def test_nice_ticks_and_clock():
-    assert nice_ticks(0, 100, 5) == [0, 20, 40, 60, 80, 100]
-    assert nice_ticks(18.9, 29.5, 3) == [20, 25]
+def test_round_steps_labels_and_clock():
+    assert [nice_step(raw) for raw in (25, 5.3, 0.075, 0.3)] == [20, 5, 0.1, 0.5]
+    assert [smaller_step(step) for step in (5, 2, 1, 0.1)] == [2, 1, 0.5, 0.05]
+    assert [tick_label(v, s) for v, s in ((2.5, 0.5), (0.3, 0.1), (100, 50), (-0.0, 1))] == [
+        "2.5", "0.3", "100", "0"
+    ]  # fmt: skip
     assert clock(65) == "1:05" and clock(3725) == "1:02:05" and clock(None) == "—"
     assert ellipsize("abcdef", 4) == "abc…" and ellipsize("abc", 4) == "abc"
 

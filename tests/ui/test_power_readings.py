@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from qtop.analysis.live import analyze_live, capture
 from qtop.events import ChannelInfo, Channels, Header, Iteration, PhaseChange, Sample
 from qtop.stats.model import SessionModel
-from qtop.ui.derive import analyze_live
 from qtop.ui.panes.power import energy_line, power_now, readings_line
 
 GROUP = "power/battery"
@@ -48,7 +48,7 @@ def glasses_model(measure_s: float) -> SessionModel:
 
 def test_the_current_keeps_its_sign_and_names_the_gauges_convention():
     model = glasses_model(30.0)
-    live = analyze_live(model, "")
+    live = analyze_live(capture(model, ""))
     now = power_now(model, live.power_source)
     assert now is not None
     assert now.current_a == -0.42
@@ -57,9 +57,9 @@ def test_the_current_keeps_its_sign_and_names_the_gauges_convention():
 
 
 def test_an_energy_figure_from_too_few_readings_is_marked_on_screen():
-    short = analyze_live(glasses_model(8.0), "")
+    short = analyze_live(capture(glasses_model(8.0), ""))
     assert short.energy is not None and not short.energy.valid
     assert "mJ NOT VALID" in energy_line(short).plain
-    long = analyze_live(glasses_model(30.0), "")
+    long = analyze_live(capture(glasses_model(30.0), ""))
     assert long.energy is not None and long.energy.valid
     assert "NOT VALID" not in energy_line(long).plain

@@ -8,8 +8,7 @@ from textual.widgets import Static
 from qtop.events import Log
 from qtop.session import Session
 from qtop.stats.model import PROBE_STREAM
-from qtop.ui.app import QtopApp
-from tests.ui.helpers import ScriptedSource, settle, until
+from tests.ui.helpers import FedSource, make_app, settled, until
 
 NO_POWER = (
     "device.power_supply: no power source: no supply of type Battery in "
@@ -27,12 +26,14 @@ async def test_the_first_probe_warning_stays_in_the_header_with_a_count_of_the_r
     ]
     events[2:2] = warnings
     header = events[0]
-    session = Session(ScriptedSource(events[1:]))
+    source = FedSource(events[1:])
+    source.release()
+    session = Session(source)
     session.model.apply(header)
-    app = QtopApp(session)
+    app = make_app(session)
     async with app.run_test(size=(240, 48)) as pilot:
         await until(pilot, lambda: session.model.end is not None)
-        await settle(pilot, app)
+        await settled(pilot)
         status = app.query_one("#status", Static).render().plain
     assert session.model.probe_warnings == [NO_POWER, NO_COOLING]
     problem = NO_POWER.split("; fix: ")[0]

@@ -698,6 +698,14 @@ CASES: tuple[KeyCases, ...] = (
         ),
     ),
     KeyCases(
+        "run.repeat",
+        ("1",),
+        (
+            Bad("0", "0 is below the minimum, 1", whole(1, 1000, 3)),
+            Bad("1001", "1001 is above the maximum, 1000", whole(1, 1000, 3)),
+        ),
+    ),
+    KeyCases(
         "run.max_consecutive_failures",
         ("5",),
         (Bad("0", "0 is below the minimum, 1", whole(1, 1000000, 5)),),

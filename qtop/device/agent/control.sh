@@ -1,23 +1,43 @@
+# shellcheck shell=sh
+# shellcheck disable=SC2154 # lib.sh, which sets these variables, is sent before this file
 # qtop device agent: run control, appended to lib.sh and run by `sh -s`.
 # Usage: control.sh leftovers SPOOL_DIR | stop RUN_DIR GRACE_TENTHS |
 #        sizes RUN_DIR | advance RUN_DIR VARIANT | remove RUN_DIR
+# Answers are records (lib.sh's qtop_record): KIND then escaped fields. No
+# process is signalled unless it is of a run this user's qtop started.
 
 qtop_sizes() {
 	for qtop_file in samples events stdout; do
-		printf 'size\t%s\t%s\n' "$qtop_file" "$(wc -c <"$1/$qtop_file")"
+		qtop_n=$(wc -c 2>/dev/null <"$1/$qtop_file")
+		qtop_record size "$qtop_file" "${qtop_n##* }"
 	done
 }
 
+qtop_kill_group() {
+	kill -s "$1" -- "-$2" 2>/dev/null || kill -s "$1" "-$2" 2>/dev/null
+}
+
 # Runs whose state says running and whose process group still has a live
-# process. Leftovers from a crashed or detached qtop hold the NPU.
+# process carrying the run's token. Leftovers from a crashed or detached
+# qtop hold the NPU.
 qtop_leftovers() {
+	if ! qtop_spool_check "$1"; then
+		qtop_record error "$qtop_error"
+		return 3
+	fi
 	for qtop_run in "$1"/*/; do
 		qtop_run=${qtop_run%/}
-		[ -r "$qtop_run/pgid" ] && [ -r "$qtop_run/state" ] || continue
-		read -r qtop_state <"$qtop_run/state"
-		read -r qtop_pgid <"$qtop_run/pgid"
-		[ "$qtop_state" = running ] && [ -n "$qtop_pgid" ] || continue
-		qtop_group_alive "$qtop_pgid" || continue
+		if [ ! -d "$qtop_run" ] || [ -L "$qtop_run" ] || [ ! -O "$qtop_run" ]; then
+			continue
+		fi
+		qtop_token=
+		qtop_state=
+		qtop_pgid=
+		read -r qtop_token 2>/dev/null <"$qtop_run/token"
+		read -r qtop_state 2>/dev/null <"$qtop_run/state"
+		read -r qtop_pgid 2>/dev/null <"$qtop_run/pgid"
+		[ "$qtop_state" = running ] || continue
+		qtop_group_is_run "$qtop_pgid" "$qtop_token" || continue
 		qtop_started=
 		qtop_profile=
 		while IFS="$T" read -r qtop_key qtop_value; do
@@ -26,50 +46,102 @@ qtop_leftovers() {
 			profile) qtop_profile=$qtop_value ;;
 			esac
 		done <"$qtop_run/meta"
-		printf 'run\t%s\t%s\t%s\t%s\n' "${qtop_run##*/}" "$qtop_pgid" "$qtop_started" "$qtop_profile"
+		qtop_record run "${qtop_run##*/}" "$qtop_pgid" "$qtop_started" "$qtop_profile"
 	done
 }
 
 # TERM the whole group, give it GRACE_TENTHS tenths of a second, then KILL;
-# then check that no process of the group is left.
+# then check that no process of the group is left. The group is signalled
+# only after qtop_group_is_run found the run's token in it; a group that is
+# never empty in between cannot have been replaced, so the KILL needs no
+# second look.
 qtop_stop_run() {
-	if ! read -r qtop_pgid <"$1/pgid" || [ -z "$qtop_pgid" ]; then
-		printf 'error\tno process group recorded in %s\n' "$1"
+	if ! qtop_run_dir_ok "$1"; then
+		qtop_record error "$qtop_error"
+		return 3
+	fi
+	qtop_pgid=
+	read -r qtop_pgid 2>/dev/null <"$1/pgid"
+	if ! qtop_pgid_ok "$qtop_pgid"; then
+		qtop_record error "no usable process group recorded in $1/pgid"
 		return 3
 	fi
 	qtop_how=none
 	if qtop_group_alive "$qtop_pgid"; then
+		if ! qtop_group_is_run "$qtop_pgid" "$qtop_token"; then
+			qtop_record error "process group $qtop_pgid is not this run's (none of its processes carries the run's token); nothing was signalled"
+			return 5
+		fi
 		qtop_how=TERM
-		kill -s TERM -- "-$qtop_pgid" 2>/dev/null || kill -TERM "-$qtop_pgid" 2>/dev/null
+		qtop_kill_group TERM "$qtop_pgid"
+		qtop_wake_all "$1"
 		qtop_i=0
 		while qtop_group_alive "$qtop_pgid" && [ "$qtop_i" -lt "$2" ]; do
 			sleep 0.1
-			qtop_i=$(( qtop_i + 1 ))
+			qtop_i=$((qtop_i + 1))
 		done
 		if qtop_group_alive "$qtop_pgid"; then
 			qtop_how=KILL
-			kill -s KILL -- "-$qtop_pgid" 2>/dev/null || kill -KILL "-$qtop_pgid" 2>/dev/null
-			sleep 0.2
+			qtop_kill_group KILL "$qtop_pgid"
+			qtop_i=0
+			while qtop_group_alive "$qtop_pgid" && [ "$qtop_i" -lt 20 ]; do
+				sleep 0.1
+				qtop_i=$((qtop_i + 1))
+			done
 		fi
 	fi
 	if qtop_group_alive "$qtop_pgid"; then
-		printf 'alive\t%s\n' "$qtop_pgid"
+		qtop_record alive "$qtop_pgid"
 		return 4
 	fi
 	read -r qtop_state <"$1/state"
-	[ "$qtop_state" != running ] || printf 'stopped\n' >"$1/state"
-	printf 'stopped\t%s\t%s\n' "$qtop_pgid" "$qtop_how"
+	[ "$qtop_state" != running ] || qtop_put stopped >"$1/state"
+	qtop_record stopped "$qtop_pgid" "$qtop_how"
 	qtop_sizes "$1"
+}
+
+# A completed run's directory, once the host has everything in it. Its
+# runner may still be exiting after its last line: that is waited for; a run
+# still running is refused.
+qtop_remove() {
+	if ! qtop_run_dir_ok "$1"; then
+		qtop_record error "$qtop_error"
+		return 3
+	fi
+	read -r qtop_state 2>/dev/null <"$1/state"
+	read -r qtop_pgid 2>/dev/null <"$1/pgid"
+	qtop_i=0
+	while qtop_group_is_run "$qtop_pgid" "$qtop_token"; do
+		if [ "$qtop_state" = running ] || [ "$qtop_i" -ge 50 ]; then
+			qtop_record error "the run in $1 is still running; not removed"
+			return 4
+		fi
+		sleep 0.1
+		qtop_i=$((qtop_i + 1))
+	done
+	rm -rf -- "$1"
+	qtop_record removed "$1"
 }
 
 case $1 in
 leftovers) qtop_leftovers "$2" ;;
 stop) qtop_stop_run "$2" "$3" ;;
 sizes) qtop_sizes "$2" ;;
-advance) : >"$2/advance.$3" ;;
-remove) [ -r "$2/pgid" ] && rm -rf "$2" ;;
+advance)
+	case $3 in
+	'' | *[!0-9]*) qtop_record error "variant $3 is not a number" ;;
+	*)
+		if qtop_run_dir_ok "$2"; then
+			: >"$2/advance.$3"
+		else
+			qtop_record error "$qtop_error"
+		fi
+		;;
+	esac
+	;;
+remove) qtop_remove "$2" ;;
 *)
-	printf 'error\tunknown control command %s\n' "$1"
+	qtop_record error "unknown control command $1"
 	exit 2
 	;;
 esac

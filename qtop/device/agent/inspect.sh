@@ -1,3 +1,5 @@
+# shellcheck shell=sh
+# shellcheck disable=SC2154 # lib.sh, which sets these variables, is sent before this file
 # qtop device agent: what `qtop probe` asks beyond probe.sh, once, on request.
 # Usage: inspect.sh SYSFS_ROOT WORKDIR WINDOW_MS INTERVAL_MS [FILE...]
 # Prints tab-separated records: the shell running this script, the QNN/Genie
@@ -6,18 +8,8 @@
 # every INTERVAL_MS for WINDOW_MS, at least once (one `w` line per read: uptime
 # in µs, then each file's value), so the host can see how often each sensor
 # changes.
-# Forks are fine here: this runs once and never during a measurement.
-
-T='	'
-qtop_record() {
-	qtop_kind=$1
-	shift
-	qtop_text=
-	for qtop_field in "$@"; do
-		qtop_text=$qtop_text$T$qtop_field
-	done
-	printf '%s%s\n' "$qtop_kind" "$qtop_text"
-}
+# Forks are fine here: this runs once and never during a measurement. Records
+# and their escaped fields are lib.sh's qtop_record.
 
 qtop_root=$1
 qtop_workdir=$2
@@ -79,6 +71,7 @@ for qtop_proc in /proc/[0-9]*; do
 	esac
 done
 qtop_pid=
+# shellcheck disable=SC2012 # the link targets are what is read; toybox's find has no -printf
 ls -l /proc/[0-9]*/fd 2>/dev/null | while IFS= read -r qtop_line; do
 	case $qtop_line in
 	/proc/*/fd:)
@@ -97,19 +90,23 @@ ls -l /proc/[0-9]*/fd 2>/dev/null | while IFS= read -r qtop_line; do
 done
 qtop_record npu_scan "$qtop_scanned" "$qtop_hidden"
 
-# At least one read, so a window of 0 still gives the current values.
+# At least one read, so a window of 0 still gives the current values. Times
+# stay text and only differences are computed: mksh's arithmetic is 32-bit.
 qtop_now_uptime
-qtop_end=$((now + qtop_window_ms * 1000))
+qtop_s0=$qtop_s
+qtop_f0=$qtop_f
 qtop_pause=$((qtop_interval_ms / 1000)).$(printf '%03d' $((qtop_interval_ms % 1000)))
 while [ "$#" -gt 0 ]; do
 	qtop_line=w$T$now
 	for qtop_file in "$@"; do
 		qtop_value=
 		read -r qtop_value 2>/dev/null <"$qtop_file"
-		qtop_line=$qtop_line$T$qtop_value
+		qtop_esc "$qtop_value"
+		qtop_line=$qtop_line$T$qtop_e
 	done
-	printf '%s\n' "$qtop_line"
-	[ "$now" -lt "$qtop_end" ] || break
+	qtop_put "$qtop_line"
+	qtop_ms_between "$qtop_s" "$qtop_f" "$qtop_s0" "$qtop_f0"
+	[ "$qtop_d" -lt "$qtop_window_ms" ] || break
 	sleep "$qtop_pause"
 	qtop_now_uptime
 done

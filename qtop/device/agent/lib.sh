@@ -1,13 +1,92 @@
-# qtop device agent: functions shared by run.sh and sampler.sh.
-# POSIX sh (dash, busybox ash, toybox sh, bash). Inside a loop only builtins
-# run; the one exception is `sleep` (and `date` for the runner's clock) on
-# shells without a builtin way to wait or to read a fine clock.
-# Every time here is an integer count of microseconds of one clock; the host
-# turns it into seconds on the device's uptime line using the K line.
+# shellcheck shell=sh
+# shellcheck disable=SC2034 # what this file sets is read by the scripts it is sent with
+# qtop device agent: functions shared by the probe, the runner, the sampler
+# and control. POSIX sh (dash, busybox ash, mksh, bash). Inside a loop only
+# builtins run, except `sleep` where the shell has no timed `read` and `date`
+# for the runner's clock where the shell has no $EPOCHREALTIME.
+#
+# Times: the clock is read as seconds (qtop_s) and a 6-digit fraction
+# (qtop_f); `now` is their concatenation, integer microseconds as text. mksh
+# (Android's sh) has 32-bit arithmetic, so arithmetic only ever sees
+# differences of nearby times (`1$qtop_f` keeps a leading 0 from meaning
+# octal), never a whole time: that lasts 2000 s on any shell.
+#
+# Every field the agent prints goes through qtop_esc: backslash, tab, CR and
+# newline become \\ \t \r \n, so no device-side string (a file name, a line of
+# stderr, a zone type) can end a line or add a field.
 
 T='	'
+NL='
+'
+CR=$(printf '\r')
 qtop_seq=0
 qtop_stop=
+qtop_sleeper='sleep'
+
+# One line on stdout, one write (qtop_write: the text as it is). mksh's
+# printf is not a builtin (a fork per line); its `print` is.
+if [ -n "${KSH_VERSION:-}" ]; then
+	qtop_put() { print -r -- "$1"; }
+	qtop_write() { print -nr -- "$1"; }
+else
+	qtop_put() { printf '%s\n' "$1"; }
+	qtop_write() { printf '%s' "$1"; }
+fi
+
+# $1 escaped into qtop_e. Only builtins; a value without a special character
+# costs one `case`.
+qtop_esc() {
+	case $1 in
+	*[\\"$T$CR$NL"]*) ;;
+	*)
+		qtop_e=$1
+		return 0
+		;;
+	esac
+	qtop_in=$1
+	qtop_e=
+	while :; do
+		qtop_head=${qtop_in%%[\\"$T$CR$NL"]*}
+		qtop_e=$qtop_e$qtop_head
+		qtop_in=${qtop_in#"$qtop_head"}
+		[ -n "$qtop_in" ] || return 0
+		qtop_rest=${qtop_in#?}
+		# shellcheck disable=SC1003 # a backslash, then an escaped backslash
+		case ${qtop_in%"$qtop_rest"} in
+		\\) qtop_e=$qtop_e'\\' ;;
+		"$T") qtop_e=$qtop_e'\t' ;;
+		"$CR") qtop_e=$qtop_e'\r' ;;
+		*) qtop_e=$qtop_e'\n' ;;
+		esac
+		qtop_in=$qtop_rest
+	done
+}
+
+# The escaped fields "$@", each after a tab, in qtop_l.
+qtop_fields() {
+	qtop_l=
+	for qtop_field in "$@"; do
+		qtop_esc "$qtop_field"
+		qtop_l=$qtop_l$T$qtop_e
+	done
+}
+
+# One protocol line: TAG, sequence number, time, then the fields "$@".
+qtop_line() {
+	qtop_tag=$1
+	shift
+	qtop_fields "$@"
+	qtop_put "$qtop_tag$T$qtop_seq$T$now$qtop_l"
+	qtop_seq=$((qtop_seq + 1))
+}
+
+# A record of the probe or of control: KIND then the escaped fields.
+qtop_record() {
+	qtop_kind=$1
+	shift
+	qtop_fields "$@"
+	qtop_put "$qtop_kind$qtop_l"
+}
 
 # A value that starts with $NAME takes NAME from the environment (the host has
 # checked it is a plain variable name): "$QTOP_SIM_SYSFS/x" becomes its value
@@ -31,72 +110,316 @@ qtop_expand_variable() {
 	esac
 }
 
-# /proc/uptime ticks every 10 ms; "1031.87" becomes 1031870000. The 1 before
-# the fraction keeps a leading 0 from being read as octal.
+# --- clocks ------------------------------------------------------------------
+
+# $EPOCHREALTIME (bash 5, mksh R57+, busybox ash) is "seconds.microseconds"
+# with the locale's decimal point; one expansion is one reading.
+qtop_now_epoch() {
+	# shellcheck disable=SC3028 # checked by qtop_epoch_works
+	qtop_t=$EPOCHREALTIME
+	qtop_s=${qtop_t%[!0-9]*}
+	qtop_f=${qtop_t#*[!0-9]}
+	now=$qtop_s$qtop_f
+}
+
+# /proc/uptime ticks every 10 ms: "1031.87 ..." is 1031 s and 870000 us.
 qtop_now_uptime() {
-	read -r qtop_up qtop_rest < /proc/uptime
-	now=$(( ${qtop_up%.*} * 1000000 + (1${qtop_up#*.} - 100) * 10000 ))
+	read -r qtop_t qtop_rest </proc/uptime
+	qtop_s=${qtop_t%.*}
+	qtop_f=${qtop_t#*.}0000
+	now=$qtop_s$qtop_f
 }
 
 qtop_now_date() {
-	now=$(date +%s%N)
-	now=$(( now / 1000 ))
+	qtop_t=$(date +%s%N)
+	qtop_s=${qtop_t%?????????}
+	qtop_f=${qtop_t#"$qtop_s"}
+	qtop_f=${qtop_f%???}
+	now=$qtop_s$qtop_f
 }
 
-# Sleep $1 microseconds (> 0); the bash fast path replaces this with `read -t`.
-qtop_sleep_us() {
-	qtop_f=$(( $1 % 1000000 ))
-	qtop_f=00000$qtop_f
-	sleep "$(( $1 / 1000000 )).${qtop_f#"${qtop_f%??????}"}"
+qtop_epoch_works() {
+	# shellcheck disable=SC3028 # where the shell has it
+	case ${EPOCHREALTIME:-} in
+	*[0-9][!0-9][0-9][0-9][0-9][0-9][0-9][0-9]) [ -z "${QTOP_NO_EPOCH:-}" ] ;;
+	*) return 1 ;;
+	esac
 }
 
-# One protocol line: tag, sequence number, time, then "$2" (empty or
-# starting with a tab). Written with a single printf, so one write(2).
-qtop_emit() {
-	printf '%s\t%s\t%s%s\n' "$1" "$qtop_seq" "$now" "$2"
-	qtop_seq=$(( qtop_seq + 1 ))
+qtop_date_works() {
+	qtop_t=$(date +%s%N 2>/dev/null)
+	case $qtop_t in
+	'' | *[!0-9]*) return 1 ;;
+	esac
+	[ "${#qtop_t}" -ge 16 ]
 }
 
-# The K line: which clock this file's times use and how to put them on the
-# uptime line (uptime_us = time + offset). Waiting for /proc/uptime to tick
-# pins the offset to the moment of the tick instead of anywhere in 10 ms.
-qtop_emit_clock() {
-	qtop_clock=$1
-	if [ "$qtop_clock" = uptime ]; then
-		qtop_now_uptime
-		qtop_emit K "${T}uptime${T}0${T}10000"
-		return
+# Chooses the clock: $1 is the preference (epoch, date, uptime; empty: the
+# finest there is), $2 is "nofork" where a forked `date` per reading is too
+# dear (the sampler). Defines qtop_now; sets qtop_clock and qtop_res_us.
+qtop_clock_init() {
+	qtop_clock=uptime
+	if [ "${1:-epoch}" = epoch ] && qtop_epoch_works; then
+		qtop_clock=epoch
+	elif [ "${1:-date}" != uptime ] && [ "$2" != nofork ] && qtop_date_works; then
+		qtop_clock='date'
 	fi
+	qtop_res_us=1
+	[ "$qtop_clock" != uptime ] || qtop_res_us=10000
+	# The reading function by name: a hot loop calls it as $qtop_now_fn.
+	qtop_now_fn=qtop_now_$qtop_clock
+}
+
+qtop_now() {
+	$qtop_now_fn
+}
+
+# Microseconds from the reading ($1 seconds, $2 fraction) to the last one.
+qtop_us_since() {
+	qtop_d=$(((qtop_s - $1) * 1000000 + 1$qtop_f - 1$2))
+}
+
+# Whole milliseconds from ($3 seconds, $4 fraction) to ($1, $2): exact
+# below 2000 s, within a millisecond up to 24 days.
+qtop_ms_between() {
+	qtop_d=$(($1 - $3))
+	if [ "$qtop_d" -ge 2000 ] || [ "$qtop_d" -le -2000 ]; then
+		qtop_d=$((qtop_d * 1000 + (1$2 - 1$4) / 1000))
+		return 0
+	fi
+	qtop_d=$((qtop_d * 1000000 + 1$2 - 1$4))
+	if [ "$qtop_d" -ge 0 ]; then
+		qtop_d=$((qtop_d / 1000))
+	else
+		qtop_d=$((-((999 - qtop_d) / 1000)))
+	fi
+}
+
+# Whole milliseconds from ($1, $2) to the last reading.
+qtop_ms_since() {
+	qtop_ms_between "$qtop_s" "$qtop_f" "$1" "$2"
+}
+
+# The K line: which clock this file's times use, and the uptime (the
+# device's CLOCK_BOOTTIME, in microseconds) at the moment of one reading. The
+# reading is taken just after /proc/uptime ticks, so the pair is exact to
+# the clock's resolution rather than anywhere within uptime's 10 ms.
+qtop_emit_clock() {
 	qtop_now_uptime
 	qtop_u0=$now
 	while :; do
 		qtop_now_uptime
 		[ "$now" = "$qtop_u0" ] || break
 	done
-	qtop_u1=$now
-	"qtop_now_$qtop_clock"
-	qtop_emit K "${T}${qtop_clock}${T}$(( qtop_u1 - now ))${T}${qtop_resolution_us:-1}"
+	qtop_up=$now
+	[ "$qtop_clock" = uptime ] || qtop_now
+	qtop_arith=64
+	[ $((2147483647 + 1)) -gt 0 ] || qtop_arith=32
+	qtop_line K "$qtop_clock" "$qtop_up" "$qtop_res_us" "$qtop_sleeper" "$qtop_arith"
 }
 
-# The bash fast path: $EPOCHREALTIME as the clock, `read -t` as the sleep.
-qtop_load_fast_path() {
-	qtop_fast=
-	if [ -n "${BASH_VERSION:-}" ] && [ -n "${EPOCHREALTIME:-}" ] && [ -z "${QTOP_NO_FAST:-}" ]; then
-		. "$1/fast_bash.sh" && qtop_fast_init "$1" && qtop_fast=bash
+# --- waiting -------------------------------------------------------------------
+
+# A FIFO nobody writes to, as standard input: `read -t` on it is a sleep
+# without a fork, and a byte written to it (qtop_wake_all) ends the sleep at
+# once (bash runs a trap only after `read -t` returns). Falls back to a
+# forked `sleep` where `read -t` does not take fractions.
+qtop_wait_init() {
+	qtop_fifo="$1/wake.$2"
+	rm -f "$qtop_fifo"
+	mkfifo "$qtop_fifo" 2>/dev/null && exec 0<>"$qtop_fifo" || return 0
+	[ -z "${QTOP_NO_TIMED_READ:-}" ] || return 0
+	qtop_now
+	qtop_w_s=$qtop_s
+	qtop_w_f=$qtop_f
+	# shellcheck disable=SC3045 # the point is to find out whether it works
+	read -r -t 0.05 qtop_void 2>/dev/null
+	qtop_now
+	qtop_us_since "$qtop_w_s" "$qtop_w_f"
+	[ "$qtop_d" -ge 30000 ] && [ "$qtop_d" -lt 1000000 ] || return 0
+	qtop_sleeper='read'
+	# shellcheck disable=SC2317 # called by the scripts that source this file
+	qtop_sleep_us() {
+		qtop_x=$(($1 % 1000000 + 1000000))
+		# shellcheck disable=SC3045 # qtop_wait_init found that it works
+		read -r -t "$(($1 / 1000000)).${qtop_x#1}" qtop_void
+	}
+}
+
+# Sleep $1 microseconds (0 < $1 < 2^31), less when woken or signalled. A
+# forked sleep runs in the foreground (dash then uses vfork, the cheapest
+# fork there is), so a trapped signal is handled once it ends: whoever stops
+# this shell signals it first and then ends its sleep (qtop_end_sampler; a
+# group's SIGTERM reaches the sleep too), and callers look at qtop_stop
+# before they sleep again. qtop_wait_init replaces it with the timed read.
+qtop_sleep_us() {
+	qtop_x=$(($1 % 1000000 + 1000000))
+	sleep "$(($1 / 1000000)).${qtop_x#1}"
+}
+
+# Sleep until the time ($1 seconds, $2 microseconds) in slices of at most a
+# second, or until a stop.
+qtop_sleep_until() {
+	while [ -z "$qtop_stop" ]; do
+		qtop_now
+		if [ $(($1 - qtop_s)) -gt 1 ]; then
+			qtop_sleep_us 1000000
+			continue
+		fi
+		qtop_d=$((($1 - qtop_s) * 1000000 + $2 - (1$qtop_f - 1000000)))
+		[ "$qtop_d" -gt 0 ] || return 0
+		# A timed read may count whole milliseconds (busybox): never ask for less.
+		[ "$qtop_d" -ge 1000 ] || qtop_d=1000
+		qtop_sleep_us "$qtop_d"
+	done
+}
+
+# Wakes every process of run directory $1 sleeping in `read -t`.
+qtop_wake_all() {
+	for qtop_w in "$1"/wake.*; do
+		[ -p "$qtop_w" ] && printf '\n' 1<>"$qtop_w"
+	done
+	return 0
+}
+
+# --- processes ---------------------------------------------------------------
+
+# A process group that may be signalled as a group: digits, above 1 (`kill
+# -- -1` would mean every process).
+qtop_pgid_ok() {
+	case $1 in
+	'' | *[!0-9]*) return 1 ;;
+	esac
+	[ "$1" -gt 1 ]
+}
+
+# The live (not zombie) processes of group $1 in qtop_members. Reads /proc
+# with `read`: `kill -0 -PGID` also counts zombies, which an init that does
+# not reap (some containers) leaves behind for ever.
+qtop_scan_group() {
+	qtop_group=$1
+	qtop_members=
+	for qtop_stat in /proc/[0-9]*/stat; do
+		read -r qtop_line 2>/dev/null <"$qtop_stat" || continue
+		qtop_pid=${qtop_line%% *}
+		qtop_line=${qtop_line##*) }
+		# shellcheck disable=SC2086 # the fields after the command name are words
+		set -- $qtop_line
+		[ "$3" = "$qtop_group" ] || continue
+		[ "$1" = Z ] || [ "$1" = X ] || qtop_members="$qtop_members $qtop_pid"
+	done
+}
+
+qtop_group_alive() {
+	qtop_scan_group "$1"
+	[ -n "$qtop_members" ]
+}
+
+# Does a live process of group $1 belong to this user and carry the run's
+# token $2 in its environment? Only then is the group a run qtop started: a
+# recorded pgid may have been reused, or planted.
+qtop_group_is_run() {
+	qtop_pgid_ok "$1" || return 1
+	case $2 in
+	'' | *[!0-9a-f]*) return 1 ;;
+	esac
+	qtop_scan_group "$1"
+	for qtop_pid in $qtop_members; do
+		[ -O "/proc/$qtop_pid" ] || continue
+		tr '\0' '\n' 2>/dev/null <"/proc/$qtop_pid/environ" |
+			grep -qxF "QTOP_RUN_TOKEN=$2" && return 0
+	done
+	return 1
+}
+
+# --- the spool -----------------------------------------------------------------
+
+# The spool directory from $1 ("auto": /data/local/tmp/qtop where /tmp is not
+# writable and that exists, as on Android; else ${TMPDIR:-/tmp}/qtop-UID).
+# Creates it 0700 when absent. Sets qtop_spool, or qtop_error and returns 1
+# when qtop_spool_check refuses it.
+qtop_spool_ready() {
+	qtop_spool=$1
+	qtop_error=
+	if [ "$qtop_spool" = auto ]; then
+		if [ ! -w /tmp ] && [ -d /data/local/tmp ]; then
+			qtop_spool=/data/local/tmp/qtop
+		else
+			qtop_uid=$(id -u 2>/dev/null)
+			if ! qtop_pgid_ok "$qtop_uid" && [ "$qtop_uid" != 0 ] && [ "$qtop_uid" != 1 ]; then
+				qtop_error="cannot tell this user's id (no working 'id -u') to name the spool directory"
+				return 1
+			fi
+			qtop_spool=${TMPDIR:-/tmp}
+			qtop_spool=${qtop_spool%/}/qtop-$qtop_uid
+		fi
+	fi
+	case $qtop_spool in
+	/?*) ;;
+	*)
+		qtop_error="'$qtop_spool' is not an absolute path"
+		return 1
+		;;
+	esac
+	qtop_spool=${qtop_spool%/}
+	if [ ! -e "$qtop_spool" ] && [ ! -L "$qtop_spool" ]; then
+		qtop_parent=${qtop_spool%/*}
+		[ -z "$qtop_parent" ] || [ -d "$qtop_parent" ] || mkdir -p "$qtop_parent" 2>/dev/null
+		mkdir -m 700 "$qtop_spool" 2>/dev/null
+	fi
+	qtop_spool_check "$qtop_spool"
+}
+
+# A spool directory qtop may use: a directory, not a symbolic link, owned by
+# this user and writable by nobody else (anyone who can write in it can plant
+# a run that qtop would offer to stop). Sets qtop_error otherwise.
+qtop_spool_check() {
+	if [ -L "$1" ]; then
+		qtop_error="$1 is a symbolic link ($(ls -ldn "$1" 2>/dev/null)), not a directory of your own"
+		return 1
+	fi
+	if [ ! -d "$1" ]; then
+		if [ -e "$1" ]; then
+			qtop_error="$1 exists and is not a directory"
+		else
+			qtop_error="$1 cannot be created (is its parent directory writable?)"
+		fi
+		return 1
+	fi
+	qtop_ls=$(ls -ldn "$1" 2>/dev/null)
+	# shellcheck disable=SC2086 # the fields of ls -l are words
+	set -- "$1" $qtop_ls
+	if [ ! -O "$1" ]; then
+		qtop_error="$1 belongs to uid $4, not to you (uid $(id -u 2>/dev/null)); mode $2: another user could plant runs in it"
+		return 1
+	fi
+	case $2 in
+	?????w* | ????????w*)
+		qtop_error="$1 (mode $2) is writable by other users: they could plant runs in it"
+		return 1
+		;;
+	esac
+	if [ ! -w "$1" ]; then
+		qtop_error="$1 (mode $2) is not writable"
+		return 1
 	fi
 }
 
-# Is any process of group $1 still alive (not a zombie)? Scans /proc with
-# `read`, because `kill -0 -PGID` also counts zombies, which an init that does
-# not reap (some containers) leaves behind for ever.
-qtop_group_alive() {
-	qtop_group=$1
-	for qtop_stat in /proc/[0-9]*/stat; do
-		read -r qtop_line < "$qtop_stat" 2>/dev/null || continue
-		qtop_line=${qtop_line##*) }
-		set -- $qtop_line
-		[ "$3" = "$qtop_group" ] || continue
-		[ "$1" = Z ] || [ "$1" = X ] || return 0
-	done
-	return 1
+# $1 is a run directory this user's qtop made: in a good spool, this user's,
+# not a symbolic link, holding the run's token (in qtop_token). Sets
+# qtop_error otherwise.
+qtop_run_dir_ok() {
+	qtop_spool_check "${1%/*}" || return 1
+	if [ -L "$1" ] || [ ! -d "$1" ] || [ ! -O "$1" ]; then
+		qtop_error="$1 is not a run directory of this user"
+		return 1
+	fi
+	qtop_token=
+	read -r qtop_token 2>/dev/null <"$1/token"
+	case $qtop_token in
+	'' | *[!0-9a-f]*)
+		qtop_error="$1 holds no run token: it is not a run qtop started"
+		return 1
+		;;
+	esac
 }

@@ -1,3 +1,5 @@
+# shellcheck shell=sh
+# shellcheck disable=SC2154 # lib.sh, which sets these variables, is sent before this file
 # qtop device agent: the probe, run once per connection before anything is
 # launched. Usage: probe.sh SYSFS_ROOT SPOOL_DIR [METER_PATH...]
 # Prints tab-separated records: who the device is (id), what its shell and
@@ -5,18 +7,8 @@
 # directory that stands for /sys (/sys itself on a board): zones, supplies,
 # cpufreq and the SoC's identity are read under it, and so is a meter path
 # under /sys; a meter path elsewhere is read as it is. Forks are fine here;
-# nothing in this file runs per tick.
-
-T='	'
-qtop_record() {
-	qtop_kind=$1
-	shift
-	qtop_text=
-	for qtop_field in "$@"; do
-		qtop_text=$qtop_text$T$qtop_field
-	done
-	printf '%s%s\n' "$qtop_kind" "$qtop_text"
-}
+# nothing in this file runs per tick. Records and their escaped fields are
+# lib.sh's qtop_record.
 
 qtop_read() {
 	qtop_value=
@@ -66,7 +58,7 @@ if command -v bash >/dev/null 2>&1; then
 	qtop_record cap bash "$(command -v bash)" "$(bash -c 'echo "${BASH_VERSINFO[0]}"' 2>/dev/null)" \
 		"$(bash -c 'echo "$BASH_VERSION"' 2>/dev/null)"
 fi
-for qtop_tool in setsid tail; do
+for qtop_tool in setsid tail mksh; do
 	command -v "$qtop_tool" >/dev/null 2>&1 && qtop_record cap "$qtop_tool" "$(command -v "$qtop_tool")"
 done
 # As launch.sh decides: a python3 that does not run (a shim needing bash) is none.
@@ -85,10 +77,10 @@ else
 fi
 qtop_record cap pagesize "$(getconf PAGESIZE 2>/dev/null || echo 4096)"
 [ -r /proc/uptime ] && qtop_record cap uptime 1
-if mkdir -p "$qtop_spool" 2>/dev/null && [ -w "$qtop_spool" ]; then
-	qtop_record cap spool "$(cd "$qtop_spool" && pwd)"
+if qtop_spool_ready "$qtop_spool"; then
+	qtop_record cap spool "$qtop_spool"
 else
-	qtop_record error spool_dir "cannot create or write $qtop_spool"
+	qtop_record error spool_dir "$qtop_error"
 fi
 
 for qtop_dir in "$qtop_root"/class/thermal/thermal_zone*; do

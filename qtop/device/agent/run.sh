@@ -1,128 +1,258 @@
+# shellcheck shell=sh source-path=SCRIPTDIR
 # qtop device agent: the run. Usage: run.sh RUN_DIR
-# Started detached in a process group of its own (setsid), so the link can
-# drop without touching it and `kill -- -PGID` stops everything it started:
-# the sampler, the measured command, a timeout watchdog. It calibrates the
-# timer, runs baseline, cooldown, warm-up and measured iterations for each
-# variant, and appends one line per event to RUN_DIR/events (fd 3).
+# Started detached in a process group of its own, so the link can drop
+# without touching it and `kill -- -PGID` stops everything it started: the
+# sampler, the measured command, a timeout watchdog. It calibrates the timer,
+# runs baseline, cooldown, warm-up and measured iterations for each variant,
+# and appends one line per event to RUN_DIR/events (fd 3). When it ends, no
+# process of its group is left but itself.
 
 qtop_dir=$1
+# shellcheck source=lib.sh
 . "$qtop_dir/lib.sh"
+# shellcheck source=/dev/null
 . "$qtop_dir/plan.sh"
-printf '%s\n' "$$" >"$qtop_dir/pgid"
-printf 'running\n' >"$qtop_dir/state"
+trap 'qtop_stop=1' TERM INT
+# Detached on purpose: a hangup is not a stop (the host stops a run with SIGTERM).
+trap '' HUP
+# `kill -- -PGID` must reach this run and nothing else: refuse to run
+# outside a process group of its own.
+read -r qtop_line </proc/$$/stat
+qtop_line=${qtop_line##*) }
+# shellcheck disable=SC2086 # the fields after the command name are words
+set -- $qtop_line
+if [ "$3" != $$ ]; then
+	qtop_put "not a process group leader (pgid $3, pid $$)" >"$qtop_dir/launch.err"
+	exit 12
+fi
+qtop_put "$$" >"$qtop_dir/pgid"
+qtop_put running >"$qtop_dir/state"
 "$QTOP_SHELL" "$qtop_dir/sampler.sh" "$qtop_dir" </dev/null &
 qtop_sampler=$!
+# shellcheck source=/dev/null
 . "$qtop_dir/cooldown.sh"
-qtop_load_fast_path "$qtop_dir"
 exec 3>>"$qtop_dir/events"
-trap 'qtop_stop=1' TERM INT HUP
-
-qtop_date_works() {
-	qtop_d=$(date +%s%N 2>/dev/null)
-	case $qtop_d in
-	'' | *[!0-9]*) return 1 ;;
-	esac
-	[ "${#qtop_d}" -ge 16 ]
-}
-
-if [ "$qtop_fast" = bash ] && [ "${QTOP_CLOCK:-epoch}" = epoch ]; then
-	qtop_clock=epoch
-elif [ "${QTOP_CLOCK:-date}" != uptime ] && qtop_date_works; then
-	qtop_clock=date
-else
-	qtop_clock=uptime
-fi
-case $qtop_clock in
-epoch) qtop_now() { qtop_now_epoch; } ;;
-date) qtop_now() { qtop_now_date; } ;;
-*) qtop_now() { qtop_now_uptime; } ;;
-esac
+qtop_clock_init "${QTOP_CLOCK:-}"
+qtop_wait_init "$qtop_dir" run
 
 qtop_log() {
 	qtop_now
-	qtop_emit L "$T$1$T$2" >&3
+	qtop_line L "$1" "$2" >&3
 }
 
 qtop_phase() {
 	qtop_now
-	qtop_phase_start=$now
-	qtop_emit P "$T$1$T$qtop_v$T$2$T$3$T$4" >&3
+	qtop_phase_s=$qtop_s
+	qtop_phase_f=$qtop_f
+	qtop_line P "$1" "$qtop_v" "$2" "$3" "$4" >&3
 }
 
-# Signal a process and its descendants, children first: `sh -c` (dash)
-# forks the command instead of exec'ing it, so the program is a child.
-qtop_signal_tree() {
+# The children of process $1 in qtop_kids.
+qtop_children() {
 	qtop_kids=
-	read -r qtop_kids 2>/dev/null <"/proc/$2/task/$2/children"
+	if [ -r "/proc/$1/task/$1/children" ]; then
+		read -r qtop_kids 2>/dev/null <"/proc/$1/task/$1/children"
+		return 0
+	fi
+	for qtop_stat in /proc/[0-9]*/stat; do
+		read -r qtop_line 2>/dev/null <"$qtop_stat" || continue
+		qtop_pid=${qtop_line%% *}
+		qtop_line=${qtop_line##*) }
+		# shellcheck disable=SC2086 # the fields after the command name are words
+		set -- "$1" $qtop_line
+		[ "$3" != "$1" ] || qtop_kids="$qtop_kids $qtop_pid"
+	done
+}
+
+# Signal a process and its descendants, children first: `sh -c` may fork
+# the command instead of exec'ing it, so the program can be a child.
+qtop_signal_tree() {
+	qtop_children "$2"
 	for qtop_kid in $qtop_kids; do
 		qtop_signal_tree "$1" "$qtop_kid"
 	done
 	kill "-$1" "$2" 2>/dev/null
 }
 
-# Stop a command that overran QTOP_TIMEOUT_S: SIGINT (Genie writes its
-# profile on a clean exit), then SIGTERM, then SIGKILL. Started before the
-# timed window opens and stopped after it closes, so it costs the measurement
-# nothing; it learns the command's pid from cmd.pid when it fires.
+# Is process $1 alive (not a zombie)?
+qtop_alive() {
+	read -r qtop_line 2>/dev/null <"/proc/$1/stat" || return 1
+	qtop_line=${qtop_line##*) }
+	case $qtop_line in
+	[ZX]*) return 1 ;;
+	esac
+}
+
+# Adds $1 milliseconds to the time in qtop_due_s / qtop_due_u.
+qtop_add_ms() {
+	qtop_due_s=$((qtop_due_s + $1 / 1000))
+	qtop_due_u=$((qtop_due_u + $1 % 1000 * 1000))
+	if [ "$qtop_due_u" -ge 1000000 ]; then
+		qtop_due_s=$((qtop_due_s + 1))
+		qtop_due_u=$((qtop_due_u - 1000000))
+	fi
+}
+
+qtop_due_now() {
+	qtop_now
+	qtop_due_s=$qtop_s
+	qtop_due_u=$((1$qtop_f - 1000000))
+}
+
+# Stop a command that overran QTOP_TIMEOUT_MS: SIGINT (Genie writes its
+# profile on a clean exit), then SIGTERM, then SIGKILL, 5 s apart. A
+# background subshell started before the timed window opens and ended by
+# qtop_end_helper after it closes; it finds the command in cmd.pid.
 qtop_watchdog() {
-	trap 'kill "$qtop_wsleep" 2>/dev/null; exit 0' TERM
-	qtop_signals="WAIT INT TERM KILL"
-	[ "${QTOP_SIGINT:-default}" = default ] || qtop_signals="WAIT TERM KILL"
+	qtop_stop=
+	qtop_signals="INT TERM KILL"
+	[ "${QTOP_SIGINT:-default}" = default ] || qtop_signals="TERM KILL"
+	qtop_due_now
+	qtop_add_ms "$QTOP_TIMEOUT_MS"
+	qtop_sleep_until "$qtop_due_s" "$qtop_due_u"
+	qtop_victim=
+	while :; do
+		read -r qtop_victim qtop_rest <"$qtop_dir/cmd.pid"
+		[ -z "$qtop_victim" ] || break
+		qtop_sleep_us 10000
+	done
 	for qtop_signal in $qtop_signals; do
-		if [ "$qtop_signal" != WAIT ]; then
-			read -r qtop_victim <"$qtop_dir/cmd.pid"
-			kill -0 "$qtop_victim" 2>/dev/null || exit 0
-			printf '%s\n' "$qtop_proc" >"$qtop_dir/timed_out"
-			qtop_signal_tree "$qtop_signal" "$qtop_victim"
-		fi
+		qtop_alive "$qtop_victim" || exit 0
+		qtop_put "$qtop_proc" >"$qtop_dir/timed_out"
+		qtop_signal_tree "$qtop_signal" "$qtop_victim"
 		[ "$qtop_signal" != KILL ] || exit 0
-		if [ "$qtop_signal" = WAIT ]; then
-			sleep "$QTOP_TIMEOUT_S" &
-		else
-			sleep 5 &
-		fi
-		qtop_wsleep=$!
-		wait "$qtop_wsleep"
+		qtop_due_now
+		qtop_add_ms 5000
+		qtop_sleep_until "$qtop_due_s" "$qtop_due_u"
 	done
 }
 
-# The measured path, identical for the calibration and for every iteration.
-# The command runs in the foreground: an asynchronous command of a
-# non-interactive shell ignores SIGINT, which the watchdog must be able to
-# send. Its shell writes its own pid to cmd.pid (for the watchdog and the
-# sampler's RSS read), then execs `sh -c COMMAND`; bash execs a simple
-# command in turn, dash forks it, so the program is that pid or its child.
+# End a helper subshell ($1) and anything it forked, whatever it was doing:
+# stopped first (so it cannot fork again), then its children, then itself.
+# With a timed `read` it has no children and SIGKILL alone ends it.
+qtop_end_helper() {
+	if [ "$qtop_sleeper" != read ]; then
+		kill -STOP "$1" 2>/dev/null
+		while read -r qtop_line <"/proc/$1/stat"; do
+			qtop_line=${qtop_line##*) }
+			case $qtop_line in
+			[TtZX]*) break ;;
+			esac
+		done 2>/dev/null
+		qtop_children "$1"
+		for qtop_kid in $qtop_kids; do
+			kill -KILL "$qtop_kid" 2>/dev/null
+		done
+		# Dead before their parent is: never a moment with a live orphan.
+		for qtop_kid in $qtop_kids; do
+			qtop_spins=0
+			while qtop_alive "$qtop_kid" && [ "$qtop_spins" -lt 10000 ]; do
+				qtop_spins=$((qtop_spins + 1))
+			done
+		done
+	fi
+	kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+# The measured path, identical for the calibration and for every iteration:
+# a subshell that records its pid (for the watchdog and the sampler's RSS
+# read) and execs `sh -c COMMAND` in the foreground (an asynchronous command
+# of a non-interactive shell ignores SIGINT, which the watchdog must be able
+# to send). With a builtin clock the subshell stamps the start itself, just
+# before the exec: the window holds the exec of `sh`, the command, and this
+# shell waking up, which the calibration (the same path with an external
+# `true`) measures. Without one the stamps are taken here, around the fork.
 qtop_timed() {
 	qtop_wd=
-	if [ -n "$QTOP_TIMEOUT_S" ]; then
+	if [ -n "$QTOP_TIMEOUT_MS" ]; then
 		qtop_watchdog &
 		qtop_wd=$!
 	fi
 	qtop_now
 	qtop_t0=$now
-	sh -c 'printf "%s\n" "$$" >"$0"; exec sh -c "$1"' "$qtop_dir/cmd.pid" "$1" \
-		</dev/null >>"$qtop_dir/stdout" 2>"$qtop_dir/err.cur"
+	qtop_t0_s=$qtop_s
+	qtop_t0_f=$qtop_f
+	if [ "$qtop_clock" = epoch ]; then
+		(
+			# shellcheck disable=SC2034 # the rest of the line is not needed
+			read -r qtop_me qtop_rest </proc/self/stat
+			qtop_now_epoch
+			qtop_put "$qtop_me $now" >"$qtop_dir/cmd.pid"
+			exec sh -c "$1"
+		) </dev/null >>"$qtop_dir/stdout" 2>"$qtop_dir/err.cur" 3>&-
+	else
+		(
+			# shellcheck disable=SC2034 # the rest of the line is not needed
+			read -r qtop_me qtop_rest </proc/self/stat
+			qtop_put "$qtop_me" >"$qtop_dir/cmd.pid"
+			exec sh -c "$1"
+		) </dev/null >>"$qtop_dir/stdout" 2>"$qtop_dir/err.cur" 3>&-
+	fi
 	qtop_status=$?
 	qtop_now
 	qtop_t1=$now
-	if [ -n "$qtop_wd" ]; then
-		kill "$qtop_wd" 2>/dev/null
-		wait "$qtop_wd"
+	qtop_t1_s=$qtop_s
+	qtop_t1_f=$qtop_f
+	if [ "$qtop_clock" = epoch ]; then
+		qtop_x=
+		read -r qtop_me qtop_x <"$qtop_dir/cmd.pid"
+		case $qtop_x in
+		'' | *[!0-9]*) ;;
+		*)
+			qtop_t0=$qtop_x
+			qtop_t0_s=${qtop_x%??????}
+			qtop_t0_f=${qtop_x#"$qtop_t0_s"}
+			;;
+		esac
 	fi
+	: >"$qtop_dir/cmd.pid"
+	[ -z "$qtop_wd" ] || qtop_end_helper "$qtop_wd"
+	qtop_d=$(((qtop_t1_s - qtop_t0_s) * 1000000 + 1$qtop_t1_f - 1$qtop_t0_f))
 }
 
+# The calibration command: the one asked for, else an external `true` (a
+# builtin would leave the exec of a program out of the measurement).
+qtop_calibration_command() {
+	qtop_cal=$QTOP_CALIBRATION_COMMAND
+	[ -z "$qtop_cal" ] || return 0
+	qtop_cal=:
+	set -f
+	qtop_ifs=$IFS
+	IFS=:
+	for qtop_x in $PATH; do
+		if [ -f "$qtop_x/true" ] && [ -x "$qtop_x/true" ]; then
+			case $qtop_x in
+			*"'"*) ;;
+			*)
+				qtop_cal="'$qtop_x/true'"
+				break
+				;;
+			esac
+		fi
+	done
+	IFS=$qtop_ifs
+	set +f
+	[ "$qtop_cal" != : ] ||
+		qtop_log warning "no external 'true' on the PATH: the timer calibration leaves out the exec of a program"
+}
+
+# $1 runs of the empty command through the measured path; a C line with
+# their durations.
 qtop_calibrate() {
+	qtop_saved_proc=$qtop_proc
 	qtop_proc=calibration
 	qtop_k=0
 	qtop_list=
-	while [ "$qtop_k" -lt "$QTOP_CALIBRATIONS" ] && [ -z "$qtop_stop" ]; do
-		qtop_timed "$QTOP_CALIBRATION_COMMAND"
-		qtop_list=$qtop_list${qtop_list:+,}$(( qtop_t1 - qtop_t0 ))
-		qtop_k=$(( qtop_k + 1 ))
+	while [ "$qtop_k" -lt "$1" ] && [ -z "$qtop_stop" ]; do
+		qtop_timed "$qtop_cal"
+		qtop_list=$qtop_list${qtop_list:+,}$qtop_d
+		qtop_k=$((qtop_k + 1))
 	done
 	now=$qtop_t1
-	qtop_emit C "$T$qtop_list" >&3
-	qtop_proc=0
+	qtop_line C "$qtop_list" >&3
+	qtop_cal_s=$qtop_t1_s
+	qtop_proc=$qtop_saved_proc
 }
 
 # The command's stderr as E lines: the last QTOP_STDERR_LINES lines, after a
@@ -130,15 +260,15 @@ qtop_calibrate() {
 qtop_report_stderr() {
 	[ -s "$qtop_dir/err.cur" ] || return 0
 	qtop_n=0
-	while IFS= read -r qtop_line || [ -n "$qtop_line" ]; do
-		qtop_n=$(( qtop_n + 1 ))
+	while IFS= read -r qtop_text || [ -n "$qtop_text" ]; do
+		qtop_n=$((qtop_n + 1))
 	done <"$qtop_dir/err.cur"
-	qtop_skip=$(( qtop_n - QTOP_STDERR_LINES ))
-	[ "$qtop_skip" -le 0 ] || qtop_emit E "$T$qtop_proc$T($qtop_skip earlier lines of stderr not shown)" >&3
+	qtop_skip=$((qtop_n - QTOP_STDERR_LINES))
+	[ "$qtop_skip" -le 0 ] || qtop_line E "$qtop_proc" "($qtop_skip earlier lines of stderr not shown)" >&3
 	qtop_n=0
-	while IFS= read -r qtop_line || [ -n "$qtop_line" ]; do
-		qtop_n=$(( qtop_n + 1 ))
-		[ "$qtop_n" -le "$qtop_skip" ] || qtop_emit E "$T$qtop_proc$T$qtop_line" >&3
+	while IFS= read -r qtop_text || [ -n "$qtop_text" ]; do
+		qtop_n=$((qtop_n + 1))
+		[ "$qtop_n" -le "$qtop_skip" ] || qtop_line E "$qtop_proc" "$qtop_text" >&3
 	done <"$qtop_dir/err.cur"
 }
 
@@ -155,9 +285,10 @@ qtop_expand_path() {
 
 # Move one profiler file into the run directory as prof/<process>.<k> (one
 # fork). $1 the file, $2 the stored name's prefix; sets qtop_to on success.
+# shellcheck disable=SC2317 # called through qtop_each_output
 qtop_keep() {
 	qtop_to="prof/$2.$qtop_k"
-	qtop_k=$(( qtop_k + 1 ))
+	qtop_k=$((qtop_k + 1))
 	mv -f -- "$1" "$qtop_dir/$qtop_to" 2>/dev/null && return 0
 	qtop_log warning "could not move the profiler output $1 into $qtop_dir/prof"
 	return 1
@@ -167,6 +298,7 @@ qtop_keep() {
 # directory, or the one file. Only builtins when there is none.
 qtop_each_output() {
 	qtop_k=0
+	# shellcheck disable=SC2153 # set by plan.sh
 	if [ "$QTOP_PROF_MATCH" = dir ]; then
 		for qtop_f in "$qtop_prof"/qnn-profiling-data*.log; do
 			[ -f "$qtop_f" ] && "$1" "$qtop_f"
@@ -179,6 +311,7 @@ qtop_each_output() {
 
 # Before a process starts, anything in its output's place is not its output:
 # qnn-net-run overwrites its log, and Genie may keep an older profile.
+# shellcheck disable=SC2317 # called through qtop_each_output
 qtop_set_aside() {
 	qtop_keep "$1" "stale.$qtop_proc" &&
 		qtop_log warning "profiler output $1 was there before process $qtop_proc started (not written by it): moved to $qtop_dir/$qtop_to"
@@ -187,8 +320,11 @@ qtop_set_aside() {
 # After a process exits and before the next starts, its output is moved
 # into the run directory, so the next process cannot overwrite it and the
 # host reads it from there (again, after a dropped link). An F line per file.
+# shellcheck disable=SC2317 # called through qtop_each_output
 qtop_take() {
-	qtop_keep "$1" "$qtop_proc" && qtop_emit F "$T$qtop_proc$T$qtop_to$T$1" >&3
+	qtop_keep "$1" "$qtop_proc" || return 0
+	qtop_now
+	qtop_line F "$qtop_proc" "$qtop_to" "$1" >&3
 }
 
 # One run of the command; an I line tells the host it exited (the profiler
@@ -201,54 +337,68 @@ qtop_process() {
 	qtop_report_stderr
 	[ -z "$qtop_prof" ] || qtop_each_output qtop_take
 	qtop_overran=0
-	if [ -n "$QTOP_TIMEOUT_S" ]; then
+	if [ -n "$QTOP_TIMEOUT_MS" ]; then
 		read -r qtop_x <"$qtop_dir/timed_out"
 		[ "$qtop_x" != "$qtop_proc" ] || qtop_overran=1
 	fi
-	qtop_emit I "$T$qtop_proc$T$1$T$qtop_v$T$2$T$qtop_t0$T$qtop_t1$T$qtop_status$T$qtop_overran" >&3
-	qtop_proc=$(( qtop_proc + 1 ))
+	now=$qtop_t1
+	qtop_line I "$qtop_proc" "$1" "$qtop_v" "$2" "$qtop_t0" "$qtop_t1" "$qtop_status" "$qtop_overran" >&3
+	qtop_proc=$((qtop_proc + 1))
 	# A command stopped by the timeout failed, even if it exited 0 on the SIGINT.
 	if [ "$qtop_status" -eq 0 ] && [ "$qtop_overran" = 0 ]; then
 		qtop_fails=0
 	else
-		qtop_fails=$(( qtop_fails + 1 ))
+		qtop_fails=$((qtop_fails + 1))
 		if [ "$QTOP_MAX_FAILURES" -gt 0 ] && [ "$qtop_fails" -ge "$QTOP_MAX_FAILURES" ]; then
 			qtop_failed="$qtop_fails consecutive iterations failed"
 		fi
 	fi
 }
 
+# Pacing: iteration $1 of the phase starts at phase start + $1 periods.
 qtop_pace() {
 	[ -n "$QTOP_PERIOD_US" ] || return 0
-	qtop_now
-	qtop_wait=$(( qtop_phase_start + $1 * QTOP_PERIOD_US - now ))
-	[ "$qtop_wait" -le 0 ] || qtop_sleep_us "$qtop_wait"
+	if [ "$1" -eq 0 ]; then
+		qtop_pace_s=$qtop_phase_s
+		qtop_pace_u=$((1$qtop_phase_f - 1000000))
+		return 0
+	fi
+	qtop_pace_u=$((qtop_pace_u + QTOP_PERIOD_US))
+	qtop_pace_s=$((qtop_pace_s + qtop_pace_u / 1000000))
+	qtop_pace_u=$((qtop_pace_u % 1000000))
+	qtop_sleep_until "$qtop_pace_s" "$qtop_pace_u"
 }
 
 # Iterations of one phase: $1 phase, $2 count (empty: no limit), $3 duration
-# in microseconds (empty: none). With a profiler-driven latency source the
+# in milliseconds (empty: none). With a profiler-driven latency source the
 # host creates advance.<variant> once it has parsed enough executes; the
 # count is then only a cap, and a process that failed or timed out does not
-# count towards it (it measured nothing, so another one is needed).
+# count towards it (it measured nothing, so another one is needed). The
+# timer is calibrated again every QTOP_RECALIBRATE_S seconds.
 qtop_loop() {
 	qtop_i=0
 	qtop_counted=0
 	while [ -z "$qtop_stop" ] && [ -z "$qtop_failed" ]; do
 		[ -z "$2" ] || [ "$qtop_counted" -lt "$2" ] || break
 		if [ -n "$3" ] && [ "$qtop_i" -gt 0 ]; then
-			[ $(( qtop_t1 - qtop_phase_start )) -lt "$3" ] || break
+			qtop_ms_between "$qtop_t1_s" "$qtop_t1_f" "$qtop_phase_s" "$qtop_phase_f"
+			[ "$qtop_d" -lt "$3" ] || break
 		fi
 		[ "$QTOP_MODE" != open ] || [ ! -e "$qtop_dir/advance.$qtop_v" ] || break
+		if [ "$QTOP_RECALIBRATE_S" -gt 0 ] && [ $((qtop_t1_s - qtop_cal_s)) -ge "$QTOP_RECALIBRATE_S" ]; then
+			qtop_calibrate "$QTOP_RECALIBRATIONS"
+		fi
 		qtop_pace "$qtop_i"
 		qtop_process "$1" "$qtop_i"
-		qtop_i=$(( qtop_i + 1 ))
-		[ "$QTOP_MODE" = open ] && [ "$qtop_fails" -gt 0 ] || qtop_counted=$(( qtop_counted + 1 ))
+		qtop_i=$((qtop_i + 1))
+		[ "$QTOP_MODE" = open ] && [ "$qtop_fails" -gt 0 ] || qtop_counted=$((qtop_counted + 1))
 	done
 }
 
 qtop_cooldown() {
 	qtop_phase cooldown "" "" "$QTOP_COOLDOWN_NOTE"
-	qtop_cool_start=$now
+	qtop_cool_s=$qtop_s
+	qtop_cool_f=$qtop_f
 	while [ -z "$qtop_stop" ]; do
 		qtop_hottest
 		if [ -z "$hot" ]; then
@@ -257,8 +407,9 @@ qtop_cooldown() {
 		fi
 		[ "$hot" -ge "$QTOP_COOLDOWN_BELOW_MC" ] || return
 		qtop_now
-		if [ $(( now - qtop_cool_start )) -ge "$QTOP_COOLDOWN_TIMEOUT_US" ]; then
-			qtop_log warning "cooldown: gave up after the timeout with the hottest zone at $(( hot / 1000 )).$(( hot % 1000 / 100 )) C"
+		qtop_ms_since "$qtop_cool_s" "$qtop_cool_f"
+		if [ "$qtop_d" -ge "$QTOP_COOLDOWN_TIMEOUT_MS" ]; then
+			qtop_log warning "cooldown: gave up after the timeout with the hottest zone at $((hot / 1000)).$((hot % 1000 / 100)) C"
 			return
 		fi
 		qtop_sleep_us 500000
@@ -266,41 +417,84 @@ qtop_cooldown() {
 }
 
 qtop_run_variant() {
+	# shellcheck source=/dev/null
 	. "$qtop_dir/variant_$qtop_v.sh"
 	qtop_variant_env
 	[ -z "$QTOP_COOLDOWN_BELOW_MC" ] || qtop_cooldown
 	if [ "$QTOP_MODE" = open ]; then
 		qtop_phase measure "$QTOP_ITERATIONS" "$QTOP_DURATION_US" ""
-		qtop_loop measure "$QTOP_MAX_PROCESSES" "$QTOP_DURATION_US"
+		qtop_loop measure "$QTOP_MAX_PROCESSES" "$QTOP_DURATION_MS"
 	else
 		if [ "$QTOP_WARMUP" -gt 0 ]; then
 			qtop_phase warmup "$QTOP_WARMUP" "" ""
 			qtop_loop warmup "$QTOP_WARMUP" ""
 		fi
 		qtop_phase measure "$QTOP_ITERATIONS" "$QTOP_DURATION_US" ""
-		qtop_loop measure "$QTOP_ITERATIONS" "$QTOP_DURATION_US"
+		qtop_loop measure "$QTOP_ITERATIONS" "$QTOP_DURATION_MS"
 	fi
 	qtop_variant_unenv
 }
 
+# The sampler ends on SIGTERM (its trap) and a byte on its FIFO (bash runs
+# the trap only once `read -t` returns). In that order: a sampler that forks
+# `sleep` (dash) handles the signal when its sleep ends, so its sleep is
+# ended next, and once the signal is pending it forks no other; the stop is
+# never as late as a sampling interval.
+qtop_end_sampler() {
+	kill -TERM "$qtop_sampler" 2>/dev/null
+	[ ! -p "$qtop_dir/wake.sampler" ] || printf '\n' 1<>"$qtop_dir/wake.sampler"
+	qtop_tries=0
+	while qtop_alive "$qtop_sampler"; do
+		qtop_tries=$((qtop_tries + 1))
+		qtop_children "$qtop_sampler"
+		for qtop_kid in $qtop_kids; do
+			kill -TERM "$qtop_kid" 2>/dev/null
+		done
+		if [ "$qtop_tries" -gt 200 ]; then
+			kill -KILL "$qtop_sampler" 2>/dev/null
+			break
+		fi
+		qtop_sleep_us 10000
+	done
+	wait "$qtop_sampler"
+}
+
+# Every process of this run's group but this shell (what the command left
+# running in the background, say) is killed: a run leaves nothing behind.
+qtop_sweep() {
+	qtop_round=0
+	while [ "$qtop_round" -lt 50 ]; do
+		qtop_scan_group $$
+		qtop_left=
+		for qtop_pid in $qtop_members; do
+			[ "$qtop_pid" = $$ ] && continue
+			kill -KILL "$qtop_pid" 2>/dev/null
+			qtop_left=1
+		done
+		[ -n "$qtop_left" ] || return 0
+		qtop_round=$((qtop_round + 1))
+		qtop_sleep_us 10000
+	done
+}
+
 qtop_finish() {
 	qtop_v=0
-	# dash runs a trap only after its `sleep` child exits: end that child too.
-	qtop_signal_tree TERM "$qtop_sampler"
-	wait "$qtop_sampler"
-	[ "$1" != completed ] || qtop_phase done "" "" ""
+	qtop_end_sampler
+	qtop_sweep
+	[ "$1" != completed ] || qtop_phase "done" "" "" ""
 	qtop_out=$(wc -c <"$qtop_dir/stdout")
 	qtop_samples=$(wc -c <"$qtop_dir/samples")
-	printf '%s\n' "$1" >"$qtop_dir/state"
+	qtop_put "$1" >"$qtop_dir/state"
 	qtop_now
-	qtop_emit X "$T$1$T${qtop_out##* }$T${qtop_samples##* }$T$2" >&3
+	qtop_line X "$1" "${qtop_out##* }" "${qtop_samples##* }" "$2" >&3
 	exit 0
 }
 
 qtop_v=0
-qtop_emit_clock "$qtop_clock" >&3
-[ "${QTOP_SIGINT:-default}" = default ] || qtop_log warning "SIGINT is ignored by the run on this device (no bash or python3 to start it): a timeout starts with SIGTERM"
-[ "$qtop_clock" != uptime ] || qtop_log warning "no fine clock on this device (no bash 5, no date +%N): iteration times have 10 ms resolution"
+qtop_proc=0
+qtop_emit_clock >&3
+[ "${QTOP_SIGINT:-default}" = default ] || qtop_log warning "SIGINT is ignored by the run on this device (it was started without job control): a timeout starts with SIGTERM"
+[ "$qtop_clock" != uptime ] || qtop_log warning "no fine clock on this device (no \$EPOCHREALTIME, no date +%N): iteration times have 10 ms resolution"
 if [ -n "$QTOP_WORKDIR" ] && ! cd "$QTOP_WORKDIR"; then
 	qtop_finish failed "cannot enter the working directory $QTOP_WORKDIR"
 fi
@@ -313,20 +507,25 @@ if [ -n "$QTOP_PROF_PATH" ]; then
 fi
 qtop_fails=0
 qtop_failed=
+qtop_calibration_command
 qtop_v=1
+# shellcheck source=/dev/null
 . "$qtop_dir/variant_1.sh"
 qtop_variant_env
-qtop_calibrate
+qtop_calibrate "$QTOP_CALIBRATIONS"
 qtop_variant_unenv
 qtop_v=0
-if [ "$QTOP_BASELINE_US" -gt 0 ] && [ -z "$qtop_stop" ]; then
+if [ "$QTOP_BASELINE_MS" -gt 0 ] && [ -z "$qtop_stop" ]; then
 	qtop_phase baseline "" "$QTOP_BASELINE_US" ""
-	qtop_sleep_us "$QTOP_BASELINE_US"
+	qtop_due_s=$qtop_phase_s
+	qtop_due_u=$((1$qtop_phase_f - 1000000))
+	qtop_add_ms "$QTOP_BASELINE_MS"
+	qtop_sleep_until "$qtop_due_s" "$qtop_due_u"
 fi
 qtop_v=1
 while [ "$qtop_v" -le "$QTOP_VARIANTS" ] && [ -z "$qtop_stop" ] && [ -z "$qtop_failed" ]; do
 	qtop_run_variant
-	qtop_v=$(( qtop_v + 1 ))
+	qtop_v=$((qtop_v + 1))
 done
 if [ -n "$qtop_stop" ]; then
 	qtop_finish stopped ""

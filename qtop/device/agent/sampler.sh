@@ -1,40 +1,84 @@
+# shellcheck shell=sh source-path=SCRIPTDIR
 # qtop device agent: the sampler. Usage: sampler.sh RUN_DIR
 # One S line per tick: every configured file read with the `read` builtin
-# (tick.sh, generated per run), values tab-separated, empty when unreadable.
-# Ticks are due at start + slot * interval; a slot is skipped only when a
-# whole interval was lost, and the host sees the skipped slot numbers.
+# (tick.sh, generated per run), values escaped and tab-separated, empty when
+# unreadable. Ticks are due at start + slot * interval; a slot is skipped
+# only when a whole interval was lost, and the host sees the skipped slot
+# numbers. One clock reading per tick, the first being the start: the wait
+# to the next due time counts from it, so a tick is late by about its own
+# cost, and that never adds up.
 
 qtop_dir=$1
+# shellcheck source=lib.sh
 . "$qtop_dir/lib.sh"
+# shellcheck source=/dev/null
 . "$qtop_dir/plan.sh"
+# shellcheck source=/dev/null
 . "$qtop_dir/tick.sh"
-qtop_load_fast_path "$qtop_dir"
 exec >>"$qtop_dir/samples" 2>/dev/null
-trap 'qtop_stop=1' TERM INT HUP
+trap 'qtop_stop=1' TERM INT
+# Detached on purpose: a hangup is not a stop (the host stops a run with SIGTERM).
+trap '' HUP
+# A forked `date` per tick would cost more than the tick: without
+# $EPOCHREALTIME the sampler uses /proc/uptime.
+qtop_clock_init "${QTOP_CLOCK:-}" nofork
+qtop_wait_init "$qtop_dir" sampler
+qtop_emit_clock
+qtop_interval=$QTOP_INTERVAL_US
 
-if [ "$qtop_fast" = bash ]; then
-	qtop_snow() { qtop_now_epoch; }
-	qtop_emit_clock epoch
-else
-	qtop_snow() { qtop_now_uptime; }
-	qtop_emit_clock uptime
-fi
-
-qtop_snow
-qtop_start=$now
+# The loop is written for the shell's speed: `case` rather than `[`, several
+# arithmetic expansions per `:`, the clock's function called directly.
+$qtop_now_fn
+qtop_due_s=$qtop_s
+qtop_due_u=$((1$qtop_f - 1000000))
 qtop_slot=0
-while [ -z "$qtop_stop" ]; do
+while :; do
+	case $qtop_stop in ?*) break ;; esac
+	qtop_late=$((qtop_s - qtop_due_s))
+	case $qtop_late in
+	[0-9][0-9][0-9][0-9]* | -[0-9][0-9][0-9][0-9]*)
+		# The clock stepped, or the device slept, 1000 s or more: start the
+		# schedule again from here and say where this file's clock stands.
+		qtop_due_s=$qtop_s
+		qtop_due_u=$((1$qtop_f - 1000000))
+		qtop_late=0
+		qtop_emit_clock
+		;;
+	*) qtop_late=$((qtop_late * 1000000 + 1$qtop_f - 1000000 - qtop_due_u)) ;;
+	esac
+	case $qtop_late in
+	-*)
+		if [ "$qtop_late" -ge "-$qtop_res_us" ]; then
+			qtop_late=0
+		elif [ "$qtop_late" -lt "-$qtop_interval" ]; then
+			qtop_due_s=$qtop_s
+			qtop_due_u=$((1$qtop_f - 1000000))
+			qtop_late=0
+			qtop_emit_clock
+		else
+			# Woken early: busybox's timed read counts whole milliseconds, so
+			# the rest is waited as one, never as a run of zero-length reads.
+			qtop_late=$((-qtop_late))
+			[ "$qtop_late" -ge 1000 ] || qtop_late=1000
+			qtop_sleep_us "$qtop_late"
+			$qtop_now_fn
+			continue
+		fi
+		;;
+	esac
+	qtop_skip=$((qtop_late / qtop_interval))
+	case $qtop_skip in
+	0) ;;
+	*) : $((qtop_slot += qtop_skip)) $((qtop_late -= qtop_skip * qtop_interval)) \
+		$((qtop_due_u += qtop_skip * qtop_interval)) ;;
+	esac
 	l=
 	qtop_tick
-	printf 'S\t%s\t%s\t%s%s\n' "$qtop_seq" "$now" "$qtop_slot" "$l"
-	qtop_seq=$(( qtop_seq + 1 ))
-	qtop_snow
-	qtop_next=$(( (now - qtop_start) / QTOP_INTERVAL_US ))
-	[ "$qtop_next" -gt "$qtop_slot" ] || qtop_next=$(( qtop_slot + 1 ))
-	qtop_slot=$qtop_next
-	qtop_wait=$(( qtop_start + qtop_slot * QTOP_INTERVAL_US - now ))
-	[ "$qtop_wait" -le 0 ] || qtop_sleep_us "$qtop_wait"
-	qtop_snow
+	qtop_put "S$T$qtop_seq$T$now$T$qtop_slot$l"
+	: $((qtop_seq += 1)) $((qtop_slot += 1)) $((qtop_due_u += qtop_interval)) \
+		$((qtop_due_s += qtop_due_u / 1000000)) $((qtop_due_u %= 1000000))
+	case $qtop_stop in ?*) break ;; esac
+	qtop_sleep_us $((qtop_interval - qtop_late))
+	$qtop_now_fn
 done
-qtop_snow
-qtop_emit Q ""
+qtop_line Q

@@ -1,13 +1,13 @@
-"""Pane: a titled, focusable box that redraws itself from a ``View``."""
+"""Pane: a titled, focusable box that draws itself from the ``View`` it is given."""
 
 from __future__ import annotations
 
-import time
+from dataclasses import replace
 from typing import ClassVar
 
 from textual.containers import Vertical
 from textual.content import Content
-from textual.widget import Widget
+from textual.reactive import var
 from textual.widgets import Static
 
 from qtop.ui.view import View
@@ -16,16 +16,14 @@ from qtop.ui.view import View
 class Pane(Vertical, can_focus=True):
     """Base of the dashboard's panes.
 
-    ``update_view`` runs on every refresh the app makes (about 12 Hz, only when
-    something changed). Costly parts (charts, tables) guard themselves with
-    ``due``, which lets them redraw at most every ``SLOW_PERIOD_S``: numbers
-    move at the refresh rate, curves twice a second, which the eye cannot
-    tell apart on a ten-minute chart and which costs a fifth as much.
+    The app sets ``view`` once per display refresh (a few times a second, only
+    when the model changed); ``draw`` then updates the pane's widgets from it.
+    A pane that is not displayed (behind a tab on a small terminal) draws when
+    it is shown again.
     """
 
     ALLOW_MAXIMIZE = True
     TITLE: ClassVar[str] = ""
-    SLOW_PERIOD_S: ClassVar[float] = 0.5
 
     DEFAULT_CSS = """
     Pane {
@@ -50,58 +48,56 @@ class Pane(Vertical, can_focus=True):
     }
     """
 
+    view: var[View | None] = var(None, init=False, always_update=True)
+    """The session as of the latest display refresh (a pane repaints only what it changes)."""
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.border_title = self.TITLE
-        self._slow_at = 0.0
-        self.stale = False
-        self._shown: dict[str, object] = {}
-        self._lines: dict[str, int] = {}
-        self._subtitle = ""
+        self._undrawn = False
 
-    def expire(self) -> None:
-        """Let the slow parts redraw on the next update, whenever the last one was."""
-        self._slow_at = 0.0
-
-    def due(self, force: bool = False) -> bool:
-        """Whether the slow parts may redraw now (and note that they do).
-
-        A pane told "not yet" is ``stale``: the app calls it again on a later
-        tick even if nothing changes, so the last state always gets drawn.
-        """
-        now = time.monotonic()
-        if force or now - self._slow_at >= self.SLOW_PERIOD_S:
-            self._slow_at = now
-            self.stale = False
-            return True
-        self.stale = True
-        return False
-
-    def show(self, selector: str, key: object, content: Content | str) -> None:
-        """Update a Static only when what it shows changed (``key``), so nothing repaints idly.
-
-        A new layout (the costliest step of a redraw: every widget is placed and
-        painted again) is asked for only when the number of lines changes.
-        """
-        if self._shown.get(selector) == key:
+    def watch_view(self, view: View | None) -> None:
+        if view is None:
             return
-        self._shown[selector] = key
-        lines = (content.plain if isinstance(content, Content) else content).count("\n") + 1
-        widget = self.query_one(selector, Static)
-        # A wrapping Static's height depends on the text, not only on its newlines.
-        layout = self._lines.get(selector) != lines or widget.has_class("-wrap")
-        self._lines[selector] = lines
-        widget.update(content, layout=layout)
+        if not self.display:
+            self._undrawn = True
+            return
+        self._undrawn = False
+        self.draw(view)
 
-    def set_subtitle(self, text: str) -> None:
-        if self._subtitle != text:
-            self._subtitle = text
-            self.border_subtitle = text
+    def on_show(self) -> None:
+        if self._undrawn and self.view is not None:
+            self._undrawn = False
+            self.draw(replace(self.view, charts=True))
 
-    @staticmethod
-    def set_display(widget: Widget, shown: bool) -> None:
-        if widget.display != shown:
-            widget.display = shown
+    def redraw(self) -> None:
+        """Draw the latest view again, charts included (after a resize, a user's choice)."""
+        if self.view is not None and self.display:
+            self.draw(replace(self.view, charts=True))
 
-    def update_view(self, view: View) -> None:
+    def draw(self, view: View) -> None:
         raise NotImplementedError
+
+    # --- helpers for the panes' own widgets ------------------------------------
+
+    def put(self, selector: str, content: Content) -> None:
+        """Show ``content`` in a Static (always as Content: device text is never markup).
+
+        Nothing is repainted when it did not change, and a new layout (the costly
+        part of a refresh) is asked for only when the number of lines did.
+        """
+        widget = self.query_one(selector, Static)
+        shown = widget.content
+        if isinstance(shown, Content) and (shown.plain, shown.spans) == (
+            content.plain,
+            content.spans,
+        ):
+            return
+        lines = content.plain.count("\n")
+        before = shown.plain.count("\n") if isinstance(shown, Content) else -1
+        widget.update(content, layout=lines != before or widget.has_class("-wrap"))
+
+    def subtitle(self, text: str | Content) -> None:
+        content = text if isinstance(text, Content) else Content(text)
+        if self.border_subtitle != content.markup:
+            self.border_subtitle = content

@@ -8,59 +8,61 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Static
 
+from qtop.analysis.live import LiveAnalysis
 from qtop.analysis.session import DEFAULT_WINDOW_S
-from qtop.analysis.thermal import ThermalAnalysis, rolling_median
+from qtop.analysis.thermal import ThermalAnalysis, fit_problem
 from qtop.stats.model import SessionModel
-from qtop.ui.derive import LiveAnalysis
+from qtop.textsafe import clean
 from qtop.ui.format import clock, fmt, offset, percent
 from qtop.ui.panes.base import Pane
+from qtop.ui.panes.thermal import ZONE_SUFFIX
 from qtop.ui.plot import Figure, Line, Mark, gap_limit
 from qtop.ui.view import View
 from qtop.ui.widgets.line_chart import LineChart
 
 FIT_POINTS = 120
+# Below this width the figures lose their words to keep both lines whole.
+NARROW_WIDTH = 70
+# The chart's line colours (LineChart's line-N styles), named once for the legend too.
+P50_COLOUR, HEAT_COLOUR, FIT_COLOUR = 0, 1, 2
+LEGEND_STYLES = {P50_COLOUR: "$accent", HEAT_COLOUR: "$primary-lighten-2", FIT_COLOUR: "$success"}
+
+
+def _thermal(analysis: LiveAnalysis | None, variant: str) -> ThermalAnalysis | None:
+    return analysis.thermal if analysis is not None and analysis.variant == variant else None
 
 
 def decay_figure(model: SessionModel, analysis: LiveAnalysis | None, variant: str) -> Figure:
     """Rolling P50 over the fitted curve on the left axis, under them the hottest zone (right)."""
     origin = model.t_first or 0.0
-    series = model.latency_series.get(variant)
-    points = series.view() if series is not None else []
-    thermal = analysis.thermal if analysis is not None and analysis.variant == variant else None
+    thermal = _thermal(analysis, variant)
     lines: list[Line] = []
+    rolling = analysis.rolling_p50 if analysis is not None and thermal is not None else ()
     t_from = analysis.t_start if analysis is not None and analysis.t_start is not None else origin
-    if thermal is not None and thermal.fit is not None and thermal.onset_t is not None and points:
-        fit = thermal.fit
-        t_end = points[-1].t
-        step = (t_end - thermal.onset_t) / FIT_POINTS
+    fit = thermal.fit if thermal is not None else None
+    onset = thermal.onset_t if thermal is not None else None
+    if fit is not None and onset is not None and rolling and fit_problem(fit) is None:
+        step = (rolling[-1][0] - onset) / FIT_POINTS
         curve = []
         for k in range(FIT_POINTS + 1):
-            t = thermal.onset_t + k * step
-            value = fit.linf_s - (fit.linf_s - fit.l0_s) * math.exp(
-                -(t - thermal.onset_t) / fit.tau_s
-            )
-            curve.append((t - origin, value * 1000))
-        lines.append(Line(curve, 2))
-    if points:
-        times = [p.t - p.mean / 2 for p in points]
-        latencies = [p.mean for p in points]
-        rolling = rolling_median(times, latencies, DEFAULT_WINDOW_S)
-        lines.append(Line([(t - origin, v * 1000) for t, v in zip(times, rolling, strict=True)], 0))
-    hottest = thermal.hottest_channel if thermal is not None else None
-    if hottest is None:
-        found = model.hottest_zone()
-        hottest = found[0] if found else None
+            t = onset + k * step
+            decay = math.exp(-(t - onset) / fit.tau_s)
+            curve.append((t - origin, (fit.linf_s - (fit.linf_s - fit.l0_s) * decay) * 1000))
+        lines.append(Line(curve, FIT_COLOUR))
+    if rolling:
+        lines.append(Line([(t - origin, v * 1000) for t, v in rolling], P50_COLOUR))
+    hottest = hottest_channel(model, thermal)
     temperature = model.channel_series.get(hottest) if hottest else None
-    if temperature is not None:
+    if temperature is not None and rolling:
         heat = [(p.t - origin, p.mean) for p in temperature.view() if p.t >= t_from]
         # Under the latency curves: latency is what the pane is about.
-        lines.insert(0, Line(heat, 1, "right", max_gap=gap_limit([x for x, _ in heat])))
+        lines.insert(0, Line(heat, HEAT_COLOUR, "right", max_gap=gap_limit([x for x, _ in heat])))
     marks = ()
     if thermal is not None and thermal.onset_t is not None:
         marks = (Mark(thermal.onset_t - origin, "onset"),)
     x_range = None
-    if points:
-        x_range = (t_from - origin, max(points[-1].t, model.t_last or points[-1].t) - origin)
+    if rolling:
+        x_range = (t_from - origin, max(rolling[-1][0], model.t_last or rolling[-1][0]) - origin)
     return Figure(
         lines=tuple(lines),
         marks=marks,
@@ -71,8 +73,38 @@ def decay_figure(model: SessionModel, analysis: LiveAnalysis | None, variant: st
     )
 
 
-def figures_line(thermal: ThermalAnalysis | None) -> Content:
-    """Onset and tau, then sustained and peak slowdown and stability: the decay in two lines."""
+def hottest_channel(model: SessionModel, thermal: ThermalAnalysis | None) -> str | None:
+    if thermal is not None and thermal.hottest_channel is not None:
+        return thermal.hottest_channel
+    found = model.hottest_zone()
+    return found[0] if found else None
+
+
+def tau_parts(thermal: ThermalAnalysis, narrow: bool = False) -> list[str | tuple[str, str]]:
+    """``τ 19.6 s (R² 0.98)``, or why there is no τ: never a τ without its fit quality."""
+    problem = fit_problem(thermal.fit)
+    fit = thermal.fit
+    if problem is None and fit is not None and fit.r_squared is not None:
+        return [
+            ("  τ ", "$text-muted"),
+            (f"{fit.tau_s:.1f} s", "bold"),
+            (f" (R² {fit.r_squared:.2f})", "$text-muted"),
+        ]
+    if narrow:
+        known = fit is not None and fit.r_squared is not None and fit.converged
+        problem = f"R² {fit.r_squared:.2f}" if known and fit is not None else ""
+    return [
+        ("  τ ", "$text-muted"),
+        ("fit failed", "bold $warning"),
+        (f" ({problem})" if problem else "", "$text-muted"),
+    ]
+
+
+def figures_line(thermal: ThermalAnalysis | None, narrow: bool = False) -> Content:
+    """Onset and tau, then sustained and peak slowdown and stability: the decay in two lines.
+
+    Narrow, the peak slowdown and the words around the figures go, so both lines fit.
+    """
     if thermal is None:
         return Content.styled("waiting for a measured run\n", "$text-muted italic")
     parts: list[str | tuple[str, str]] = []
@@ -88,25 +120,35 @@ def figures_line(thermal: ThermalAnalysis | None) -> Content:
         ]
         if thermal.corroborated is False:
             parts.append((" (no cooling step near it)", "$warning"))
+        parts += tau_parts(thermal, narrow)
     else:
         parts += [("onset ", "$text-muted"), ("none yet", "bold $success")]
-    if thermal.fit is not None:
-        parts += [("  τ ", "$text-muted"), (f"{thermal.fit.tau_s:.1f} s", "bold")]
     parts += [
         ("\nsustained ", "$text-muted"),
         (percent(thermal.sustained_slowdown, signed=True), "bold"),
-        ("  peak ", "$text-muted"),
-        (percent(thermal.peak_slowdown, signed=True), "bold"),
     ]
+    if not narrow:
+        parts += [("  peak ", "$text-muted"), (percent(thermal.peak_slowdown, signed=True), "bold")]
     stability = thermal.stability
     if stability is not None:
         verdict = ("pass", "bold $success") if stability.passed else ("FAIL", "bold $error")
-        parts += [
-            ("  stability ", "$text-muted"),
-            (f"{stability.ratio:.1%} ", "bold"),
-            verdict,
-            (f" (worst/best 30 s, pass ≥ {stability.pass_ratio:.0%})", "$text-muted"),
-        ]
+        parts += [("  stability ", "$text-muted"), (f"{stability.ratio:.1%} ", "bold"), verdict]
+        if not narrow:
+            parts.append((f" (worst/best 30 s, pass ≥ {stability.pass_ratio:.0%})", "$text-muted"))
+    return Content.assemble(*parts)
+
+
+def legend(hottest: str | None, with_fit: bool) -> Content:
+    """What each line of the chart is, in its own colour."""
+    parts: list[str | tuple[str, str]] = [
+        ("━", LEGEND_STYLES[P50_COLOUR]),
+        f" P50 ({DEFAULT_WINDOW_S:g} s) ",
+    ]
+    if with_fit:
+        parts += [("━", LEGEND_STYLES[FIT_COLOUR]), " fit "]
+    if hottest:
+        name = clean(hottest.split("/", 1)[-1]).removesuffix(ZONE_SUFFIX)
+        parts += [("━", LEGEND_STYLES[HEAT_COLOUR]), f" {name} C (right)"]
     return Content.assemble(*parts)
 
 
@@ -114,38 +156,36 @@ class DecayPane(Pane):
     """The sustained-run view: does latency rise with temperature, and when."""
 
     TITLE = "thermal decay"
-    SLOW_PERIOD_S = 1.0
     DEFAULT_CSS = """
     DecayPane #decay-figures { height: 2; }
+    DecayPane #decay-chart { min-height: 4; }
     DecayPane #decay-notes { height: auto; max-height: 1; color: $text-muted; }
     """
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.onset_t: float | None = None
-        self._analysis_shown: object = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="decay-figures")
         yield LineChart(id="decay-chart", placeholder="waiting for a measured run")
         yield Static(id="decay-notes")
 
-    def update_view(self, view: View) -> None:
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.redraw)
+
+    def draw(self, view: View) -> None:
         analysis = view.analysis
-        if analysis is self._analysis_shown and not self.due():
-            return
-        self._analysis_shown = analysis
-        thermal = (
-            analysis.thermal if analysis is not None and analysis.variant == view.variant else None
-        )
+        thermal = _thermal(analysis, view.variant)
         self.onset_t = thermal.onset_t if thermal is not None else None
-        self.show("#decay-figures", thermal, figures_line(thermal))
+        self.put("#decay-figures", figures_line(thermal, self.size.width < NARROW_WIDTH))
         notes = thermal.notes[:1] if thermal is not None else ()
-        self.show("#decay-notes", notes, "\n".join(notes))
-        hottest = thermal.hottest_channel if thermal is not None else None
-        self.set_subtitle(
-            f"latency (rolling P50) and {hottest.split('/', 1)[-1]}" if hottest else ""
-        )
-        self.query_one("#decay-chart", LineChart).figure = decay_figure(
-            view.model, analysis, view.variant
-        )
+        self.put("#decay-notes", Content(clean("\n".join(notes), keep_newlines=True)))
+        self.query_one("#decay-notes").display = bool(notes)
+        if not view.charts:
+            return
+        figure = decay_figure(view.model, analysis, view.variant)
+        with_fit = any(line.colour == FIT_COLOUR for line in figure.lines)
+        self.subtitle(legend(hottest_channel(view.model, thermal), with_fit) if figure.has_data
+                      else "")  # fmt: skip
+        self.query_one("#decay-chart", LineChart).figure = figure

@@ -1,14 +1,17 @@
-"""Header: which device and run, where the run is, the link, sampling, recording."""
+"""Header: which device and run, where the run is and when it ends, the link, recording."""
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Static
 
+from qtop.live.progress import phase_eta_s
 from qtop.stats.model import SessionModel
+from qtop.textsafe import clean
 from qtop.ui.format import clock, ellipsize
 from qtop.ui.panes.base import Pane
 from qtop.ui.playback import speed_name
@@ -20,14 +23,17 @@ LOUD = "bold reverse $error"
 WARN = "bold $warning"
 GOOD = "$success"
 MUTED = "$text-muted"
+# The link states in which the device is not being heard from.
+LINK_DOWN = ("connecting", "disconnected", "reconnecting")
 
 Chip = tuple[str, str]
 
 
 def phase_chip(model: SessionModel) -> Chip:
-    """``warm-up 3/5``, ``measuring 41/100``, ``sustained 2:10 / 10:00``, ``cooldown 0:12``."""
+    """``warm-up 3/5``, ``measuring 41/100 · ETA 0:35``, ``sustained 2:10 / 10:00 · ETA 7:50``."""
     if model.end is not None:
-        return f"ended: {model.end.reason}", WARN if model.end.reason != "completed" else GOOD
+        reason = model.end.reason
+        return f"ended: {clean(reason)}", GOOD if reason == "completed" else WARN
     phase = model.phase
     elapsed = (
         model.t_last - phase.started_t
@@ -35,57 +41,49 @@ def phase_chip(model: SessionModel) -> Chip:
         else None
     )
     done = model.done(phase.phase, phase.variant) + model.failed(phase.phase, phase.variant)
+    eta = phase_eta_s(model)
+    left = f" · ETA {clock(eta)}" if eta is not None else ""
     if phase.phase == "warmup":
         planned = f"/{phase.planned_iterations}" if phase.planned_iterations else ""
-        return f"warm-up {done}{planned}", "bold $warning"
+        return f"warm-up {done}{planned}{left}", "bold $warning"
     if phase.phase == "measure":
         if phase.planned_duration_s:
-            return f"sustained {clock(elapsed)} / {clock(phase.planned_duration_s)}", "bold $accent"
+            total = clock(phase.planned_duration_s)
+            return f"sustained {clock(elapsed)} / {total}{left}", "bold $accent"
         planned = f"/{phase.planned_iterations}" if phase.planned_iterations else ""
-        return f"measuring {done}{planned}", "bold $accent"
+        return f"measuring {done}{planned}{left}", "bold $accent"
     if phase.phase == "cooldown":
         return f"cooldown {clock(elapsed)}", "bold $secondary"
     if phase.phase == "baseline":
         return f"idle baseline {clock(elapsed)}", "bold $secondary"
     if phase.phase == "done":
         return "run done", GOOD
-    return phase.phase, MUTED
+    return clean(phase.phase), MUTED
 
 
-def live_link(view: View) -> tuple[str | None, float | None]:
-    """The live source's own word on the link and its silence, when it keeps one.
-
-    A LiveSource keeps ``state.link`` (connecting, connected, disconnected,
-    reconnecting, ended) and ``state.stale_s()``; other sources do not, and
-    then the stream's own arrival times tell the silence.
-    """
-    state = getattr(view.playback.source, "state", None)
-    link = getattr(state, "link", None)
-    stale = getattr(state, "stale_s", None)
-    silent = stale() if callable(stale) else view.stream.silent_for()
-    return (link if isinstance(link, str) else None), silent
+def plural(count: int, one: str, many: str | None = None) -> str:
+    """``1 reconnect``, ``2 reconnects``."""
+    return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
-def link_chip(view: View) -> Chip:
+def link_chip(view: View, silent_s: float | None) -> Chip:
+    """The link as the event stream describes it, and (live) how long it has been quiet."""
     model = view.model
     link = model.link
-    if link.state in ("disconnected", "reconnecting"):
-        return f"link {link.state.upper()} {link.detail}".strip(), LOUD
     history = []
     if link.reconnects:
-        history.append(f"{link.reconnects} reconnect(s)")
+        history.append(plural(link.reconnects, "reconnect"))
     if link.gaps:
-        history.append(f"{len(link.gaps)} gap(s) {link.gap_seconds:.1f} s")
+        history.append(f"{plural(len(link.gaps), 'gap')} {link.gap_seconds:.1f} s")
     gaps = "".join(f" · {item}" for item in history)
+    if link.state in LINK_DOWN and model.end is None:
+        return f"link {link.state.upper()}{gaps}", LOUD
     if view.playback.is_replay:
         return f"link ok{gaps}", WARN if history else MUTED
-    state, silent = live_link(view)
-    if state in ("connecting", "disconnected", "reconnecting"):
-        return f"link {state.upper()}{gaps}", LOUD
     rate = sample_rate(model)
     limit = max(STALE_AFTER_S, 3 / rate) if rate else STALE_AFTER_S
-    if model.end is None and silent is not None and silent > limit:
-        return f"link stale {silent:.0f} s", LOUD
+    if model.end is None and silent_s is not None and silent_s > limit:
+        return f"link stale {silent_s:.0f} s", LOUD
     return f"link ok{gaps}", WARN if history else GOOD
 
 
@@ -121,8 +119,8 @@ def identity_chips(view: View) -> list[Chip]:
             device = f"{device} ({soc})" if device else str(soc)
         profile = str(header.profile.get("name", ""))
     chips: list[Chip] = [("qtop", "bold $accent")]
-    chips.append((f"device {device or '—'}", "bold"))
-    chips.append((f"profile {profile or '—'}", ""))
+    chips.append((f"device {clean(device) or '—'}", "bold"))
+    chips.append((f"profile {clean(profile) or '—'}", ""))
     if model.variants and any(model.variants):
         running = model.phase.variant
         shown = view.variant
@@ -134,42 +132,44 @@ def identity_chips(view: View) -> list[Chip]:
             if shown in model.variants
             else ""
         )
-        chips.append((text + position, "bold"))
-    chips.append((view.playback.source.description, MUTED))
+        chips.append((clean(text + position), "bold"))
+    chips.append((clean(view.playback.source.description), MUTED))
     return chips
 
 
-def status_chips(view: View) -> list[Chip]:
+def status_chips(view: View, silent_s: float | None) -> list[Chip]:
     model = view.model
-    chips: list[Chip] = [phase_chip(model), link_chip(view)]
+    chips: list[Chip] = [phase_chip(model), link_chip(view, silent_s)]
     if model.probe_warnings:
         # What the probe found missing (no zones, no power source): the fix is in the log.
         more = len(model.probe_warnings) - 1
-        first = model.probe_warnings[0].split("; fix: ")[0]
+        first = clean(model.probe_warnings[0].split("; fix: ")[0])
         chips.append((f"⚠ {first}{f' (+{more} more)' if more else ''}, fix in log", LOUD))
     rate = sample_rate(model)
     channels = len(model.channels)
     chips.append((f"{rate:.1f} Hz × {channels} ch" if rate else f"— Hz × {channels} ch", ""))
     if model.missed_ticks:
-        chips.append((f"{model.missed_ticks} ticks missed", WARN))
+        chips.append((f"{plural(model.missed_ticks, 'tick')} missed", WARN))
     playback = view.playback
-    if playback.is_replay:
-        replay = playback.replay
-        assert replay is not None
-        chips.append((f"replay {speed_name(replay.speed)}", MUTED))
+    replay = playback.replay
+    if replay is not None:
+        if replay.paused:
+            chips.append(("replay PAUSED (space)", WARN))
+        else:
+            chips.append((f"replay {speed_name(replay.speed)}", MUTED))
     elif playback.display_paused:
         chips.append(("DISPLAY PAUSED (space)", LOUD))
     if view.recording_error:
-        chips.append(("RECORDING FAILED: " + view.recording_error, LOUD))
+        chips.append(("RECORDING FAILED: " + clean(view.recording_error), LOUD))
     elif view.recording is not None:
         if view.recording_paused:
-            chips.append((f"REC PAUSED {view.recording.name}", WARN))
+            chips.append((f"REC PAUSED {clean(view.recording.name)}", WARN))
         else:
-            chips.append((f"● rec {view.recording.name}", "bold $error"))
-    elif not playback.is_replay:
+            chips.append((f"● rec {clean(view.recording.name)}", "bold $error"))
+    elif replay is None:
         chips.append(("not recording", WARN))
     if view.session_error:
-        chips.append((view.session_error, LOUD))
+        chips.append((clean(view.session_error), LOUD))
     return chips
 
 
@@ -191,9 +191,14 @@ def chips_line(chips: list[Chip], width: int) -> Content:
 
 
 class HeaderPane(Pane, can_focus=False):
-    """Two lines across the top: who and what, then where the run is."""
+    """Two lines across the top: who and what, then where the run is.
+
+    Between display refreshes a clock tick redraws the status line, so a link
+    that went quiet is called stale even though no event says so.
+    """
 
     ALLOW_MAXIMIZE = False
+    TICK_S = 1.0
     DEFAULT_CSS = """
     HeaderPane {
         height: 2;
@@ -204,12 +209,30 @@ class HeaderPane(Pane, can_focus=False):
     HeaderPane > Static { height: 1; }
     """
 
+    def __init__(self, silence: Callable[[], float | None], *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._silence = silence
+
     def compose(self) -> ComposeResult:
         yield Static(id="identity")
         yield Static(id="status")
 
-    def update_view(self, view: View) -> None:
+    def on_mount(self) -> None:
+        self.set_interval(self.TICK_S, self._tick)
+
+    def on_resize(self) -> None:
+        if self.view is not None:
+            self.draw(self.view)
+
+    def _tick(self) -> None:
+        if self.view is not None and not self.view.playback.is_replay:
+            self._draw_status(self.view)
+
+    def draw(self, view: View) -> None:
         width = self.size.width or 160
-        identity, status = identity_chips(view), status_chips(view)
-        self.show("#identity", (width, identity), chips_line(identity, width))
-        self.show("#status", (width, status), chips_line(status, width))
+        self.put("#identity", chips_line(identity_chips(view), width))
+        self._draw_status(view)
+
+    def _draw_status(self, view: View) -> None:
+        width = self.size.width or 160
+        self.put("#status", chips_line(status_chips(view, self._silence()), width))

@@ -9,9 +9,10 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
+from qtop.analysis.live import LiveAnalysis, latency_histogram
 from qtop.stats.model import SessionModel
 from qtop.stats.quantiles import RunningStats
-from qtop.ui.derive import LiveAnalysis, latency_histogram
+from qtop.textsafe import clean
 from qtop.ui.format import clock, fmt_ms
 from qtop.ui.panes.base import Pane
 from qtop.ui.plot import Figure, Line, Rule
@@ -20,6 +21,9 @@ from qtop.ui.widgets.histogram import Bins, Histogram
 from qtop.ui.widgets.line_chart import LineChart
 
 QUANTILES = (("P50", 0.5), ("P95", 0.95), ("P99", 0.99))
+# Below this width the histogram gives its columns to the chart, and the figures take
+# three lines instead of two (at 100x30 a pane is 50 columns wide).
+NARROW_WIDTH = 70
 
 
 def shown_quantiles(stats: RunningStats) -> dict[str, float | None]:
@@ -27,15 +31,20 @@ def shown_quantiles(stats: RunningStats) -> dict[str, float | None]:
     return {name: (stats.quantile(q) if stats.count else None) for name, q in QUANTILES}
 
 
-def figures_line(model: SessionModel, variant: str) -> Content:
-    """``P50 59.500  P95 104.050  P99 108.010 ms │ n 100/100`` over ``mean ... max ...``."""
+def figures_line(model: SessionModel, variant: str, narrow: bool = False) -> Content:
+    """``P50 59.500  P95 104.050  P99 108.010 ms │ n 100/100`` over ``mean ... max ...``.
+
+    Narrow, the same figures take three lines: percentiles; count, mean and stdev;
+    min, max and failures.
+    """
     stats = model.latency_stats("measure", variant)
     if stats.count == 0:
         warmup = model.latency_stats("warmup", variant)
         if warmup.count:
+            runs = "1 run" if warmup.count == 1 else f"{warmup.count} runs"
             return Content.assemble(
                 ("warm-up ", "bold $warning"),
-                f"{warmup.count} run(s), mean {fmt_ms(warmup.mean)} ms (not counted)",
+                f"{runs}, mean {fmt_ms(warmup.mean)} ms (not counted)",
             )
         return Content.styled("no measured iterations yet", "$text-muted italic")
     parts: list[str | tuple[str, str]] = []
@@ -49,17 +58,17 @@ def figures_line(model: SessionModel, variant: str) -> Content:
         if planned and model.phase.phase == "measure"
         else str(stats.count)
     )
-    parts.append(("  │  n ", "$text-muted"))
-    parts.append((count, "bold"))
-    parts.append(("\nmean ", "$text-muted"))
-    parts.append(fmt_ms(stats.mean))
-    parts.append(("  min ", "$text-muted"))
-    parts.append(fmt_ms(stats.minimum))
-    parts.append(("  max ", "$text-muted"))
-    parts.append(fmt_ms(stats.maximum))
-    parts.append(("  stdev ", "$text-muted"))
-    parts.append(fmt_ms(stats.stdev if stats.count > 1 else None))
-    parts.append((" ms", "$text-muted"))
+    stdev = fmt_ms(stats.stdev if stats.count > 1 else None)
+    if narrow:
+        parts += [("\nn ", "$text-muted"), (count, "bold"), ("  mean ", "$text-muted"),
+                  fmt_ms(stats.mean), ("  stdev ", "$text-muted"), stdev]  # fmt: skip
+        parts += [("\nmin ", "$text-muted"), fmt_ms(stats.minimum), ("  max ", "$text-muted"),
+                  fmt_ms(stats.maximum), (" ms", "$text-muted")]  # fmt: skip
+    else:
+        parts += [("  │  n ", "$text-muted"), (count, "bold"), ("\nmean ", "$text-muted"),
+                  fmt_ms(stats.mean), ("  min ", "$text-muted"), fmt_ms(stats.minimum),
+                  ("  max ", "$text-muted"), fmt_ms(stats.maximum), ("  stdev ", "$text-muted"),
+                  stdev, (" ms", "$text-muted")]  # fmt: skip
     failed = model.failed("measure", variant)
     if failed:
         parts.append((f"  {failed} failed", "bold $error"))
@@ -76,9 +85,8 @@ def warnings_for(model: SessionModel, variant: str, analysis: LiveAnalysis | Non
     failures = [f for f in model.recent_failures if f.variant == variant]
     if failures:
         last = failures[-1]
-        detail = (
-            f": {last.error.strip().splitlines()[-1]}" if last.error and last.error.strip() else ""
-        )
+        error = last.error.strip().splitlines() if last.error else []
+        detail = f": {clean(error[-1])}" if error else ""
         out.append(f"iteration {last.index} failed (exit {last.exit_status}){detail}")
     return out
 
@@ -125,6 +133,7 @@ class LatencyPane(Pane):
     LatencyPane #latency-histogram { width: 1fr; margin-left: 1; }
     LatencyPane #latency-warnings { height: auto; max-height: 2; color: $warning; }
     LatencyPane.-narrow #latency-histogram { display: none; }
+    LatencyPane.-narrow #latency-figures { height: 3; }
     """
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
@@ -139,25 +148,21 @@ class LatencyPane(Pane):
         yield Static(id="latency-warnings")
 
     def on_resize(self) -> None:
-        self.set_class(self.size.width < 70, "-narrow")
+        narrow = self.size.width < NARROW_WIDTH
+        if narrow != self.has_class("-narrow"):
+            self.set_class(narrow, "-narrow")
+            self.call_after_refresh(self.redraw)
 
-    def update_view(self, view: View) -> None:
+    def draw(self, view: View) -> None:
         model, variant = view.model, view.variant
         stats = model.latency_stats("measure", variant)
         self.quantiles = shown_quantiles(stats)
-        self.set_subtitle(f"variant {variant}" if variant else "")
-        key = (
-            variant,
-            stats.count,
-            model.done("warmup", variant),
-            model.failed("measure", variant),
-            model.phase.phase,
-            model.phase.planned_iterations,
-        )
-        self.show("#latency-figures", key, figures_line(model, variant))
+        self.subtitle(f"variant {clean(variant)}" if variant else "")
+        self.put("#latency-figures", figures_line(model, variant, self.has_class("-narrow")))
         warnings = warnings_for(model, variant, view.analysis)
-        self.show("#latency-warnings", tuple(warnings), "\n".join(f"⚠ {w}" for w in warnings))
-        if self.due():
+        self.put("#latency-warnings", Content("\n".join(f"⚠ {w}" for w in warnings)))
+        self.query_one("#latency-warnings").display = bool(warnings)
+        if view.charts:
             self.query_one("#latency-chart", LineChart).figure = latency_figure(model, variant)
             histogram = self.query_one("#latency-histogram", Histogram)
             if histogram.display:

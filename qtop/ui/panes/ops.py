@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.widgets import DataTable, Static
 
@@ -13,6 +15,7 @@ from qtop.events import ProfileReport
 from qtop.profiling.aggregate import Breakdown, GraphBreakdown, breakdown
 from qtop.profiling.model import OpRow, ParsedProfile, ProfileDecodeError
 from qtop.stats.model import SessionModel
+from qtop.textsafe import clean
 from qtop.ui.format import MISSING, ellipsize, percent
 from qtop.ui.panes.base import Pane
 from qtop.ui.view import View
@@ -62,12 +65,12 @@ def execute_lines(ops: tuple[OpRow, ...]) -> list[OpLine]:
     wait_total = sum(op.wait_cycles or 0 for op in ops)
     return [
         OpLine(
-            name=op.name if op.op_id is None else f"{op.name} #{op.op_id}",
+            name=clean(op.name if op.op_id is None else f"{op.name} #{op.op_id}"),
             cycles=op.cycles,
             share=_share(op.cycles, cycles_total),
             wait=op.wait_cycles,
             wait_share=_share(op.wait_cycles, wait_total),
-            tags=" ".join((*op.resources, *op.flags)),
+            tags=clean(" ".join((*op.resources, *op.flags))),
         )
         for op in ops
     ]
@@ -78,12 +81,14 @@ def aggregate_lines(graph: GraphBreakdown) -> list[OpLine]:
     grows = set(graph.growing)
     return [
         OpLine(
-            name=op.name if op.op_id is None else f"{op.name} #{op.op_id}",
+            name=clean(op.name if op.op_id is None else f"{op.name} #{op.op_id}"),
             cycles=op.cycles_median,
             share=op.share_median,
             wait=op.wait_median,
             wait_share=_share(op.wait_median, wait_total),
-            tags=" ".join((*op.resources, *op.flags, *(("grows",) if op.key in grows else ()))),
+            tags=clean(
+                " ".join((*op.resources, *op.flags, *(["grows"] if op.key in grows else [])))
+            ),
         )
         for op in graph.ops
     ]
@@ -104,6 +109,16 @@ class OpsPane(Pane):
     """Per-op cycles and scheduler wait, and the graph's compute against wait."""
 
     TITLE = "ops"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "toggle_aggregate", "Aggregate",
+                tooltip="one execute, or the aggregate of the measured executes"),
+        Binding("less_than_sign", "execute(-1)", "Prev execute", key_display="<",
+                tooltip="the previous execute"),
+        Binding("greater_than_sign", "execute(1)", "Next execute", key_display=">",
+                tooltip="the next execute"),
+        Binding("o", "sort", "Sort", tooltip="sort by cycles, wait, or name"),
+        Binding("g", "next_graph", "Next graph", tooltip="show the next graph"),
+    ]  # fmt: skip
     DEFAULT_CSS = """
     OpsPane #ops-heading { height: 1; }
     OpsPane #ops-ratio { height: 1; }
@@ -130,48 +145,46 @@ class OpsPane(Pane):
         yield Static(id="ops-heading")
         yield RatioBar(id="ops-ratio")
         yield DataTable(id="ops-table", cursor_type="row", zebra_stripes=True)
-        yield Static(NO_PROFILE, id="ops-empty", classes="-wrap")
+        yield Static(Content(NO_PROFILE), id="ops-empty", classes="-wrap")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         for name in COLUMNS:
             table.add_column(name, key=name)
 
-    # --- user requests ------------------------------------------------------
+    # --- what the user asks for -------------------------------------------------
 
-    def toggle_aggregate(self) -> str:
-        self.state = OpsState(
-            not self.state.aggregate, self.state.execute, self.state.graph, self.state.sort
-        )
-        self._drawn = None
-        return "aggregate of measured executes" if self.state.aggregate else "one execute"
+    def _choose(self, state: OpsState, said: str = "") -> None:
+        self.state = state
+        if self.view is not None:
+            self.draw(self.view)
+        if said:
+            self.notify(said, timeout=2, markup=False)
 
-    def step_execute(self, delta: int) -> None:
+    def action_toggle_aggregate(self) -> None:
+        aggregate = not self.state.aggregate
+        said = "aggregate of the measured executes" if aggregate else "one execute"
+        self._choose(replace(self.state, aggregate=aggregate), f"ops: {said}")
+
+    def action_execute(self, delta: int) -> None:
         count = len(self._graph_executes())
         if count:
             execute = (self.state.execute + delta) % count
-            self.state = OpsState(False, execute, self.state.graph, self.state.sort)
-            self._drawn = None
+            self._choose(replace(self.state, aggregate=False, execute=execute))
 
-    def next_sort(self) -> str:
+    def action_sort(self) -> None:
         sort = SORTS[(SORTS.index(self.state.sort) + 1) % len(SORTS)]
-        self.state = OpsState(self.state.aggregate, self.state.execute, self.state.graph, sort)
-        self._drawn = None
-        return sort
+        self._choose(replace(self.state, sort=sort), f"ops sorted by {sort}")
 
-    def next_graph(self) -> None:
+    def action_next_graph(self) -> None:
         graphs = self._breakdown.graphs if self._breakdown else ()
         if graphs:
-            self.state = OpsState(
-                self.state.aggregate, 0, (self.state.graph + 1) % len(graphs), self.state.sort
-            )
-            self._drawn = None
+            self._choose(replace(self.state, execute=0, graph=(self.state.graph + 1) % len(graphs)))
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         by = {"op": "name", "cycles": "cycles", "wait": "wait"}.get(str(event.column_key.value))
         if by is not None:
-            self.state = OpsState(self.state.aggregate, self.state.execute, self.state.graph, by)
-            self._drawn = None
+            self._choose(replace(self.state, sort=by))
 
     # --- drawing -------------------------------------------------------------
 
@@ -185,29 +198,27 @@ class OpsPane(Pane):
         if report is self._report:
             return
         self._report, self._profile, self._breakdown, self._error = report, None, None, ""
-        self._drawn = None
         if report is None:
             return
         try:
             self._profile = ParsedProfile.from_dict(report.report)
             self._breakdown = breakdown(self._profile)
         except ProfileDecodeError as exc:
-            self._error = f"the profile report could not be read: {exc}"
+            self._error = clean(f"the profile report could not be read: {exc}")
 
-    def update_view(self, view: View) -> None:
+    def draw(self, view: View) -> None:
         self._load(pick_report(view.model, view.variant))
         if self._drawn == (self._report, self.state):
             return
         self._drawn = (self._report, self.state)
         table = self.query_one(DataTable)
-        empty = self.query_one("#ops-empty", Static)
         has_graphs = self._breakdown is not None and bool(self._breakdown.graphs)
         for widget in (table, self.query_one("#ops-ratio"), self.query_one("#ops-heading")):
-            self.set_display(widget, has_graphs)
-        self.set_display(empty, not has_graphs)
+            widget.display = has_graphs
+        self.query_one("#ops-empty").display = not has_graphs
         if not has_graphs:
-            empty.update(self._error or NO_PROFILE)
-            self.set_subtitle("")
+            self.put("#ops-empty", Content(self._error or NO_PROFILE))
+            self.subtitle("")
             return
         assert self._breakdown is not None and self._report is not None
         graphs = self._breakdown.graphs
@@ -216,7 +227,8 @@ class OpsPane(Pane):
         ratio_bar = self.query_one("#ops-ratio", RatioBar)
         if self.state.aggregate or not executes:
             lines = aggregate_lines(graph)
-            what = f"aggregate of {graph.measured} measured execute(s), {graph.warmup} warm-up out"
+            measured = f"{graph.measured} measured execute{'' if graph.measured == 1 else 's'}"
+            what = f"aggregate of {measured}, {graph.warmup} warm-up left out"
             ratio_bar.ratio = Ratio(graph.wait_share_median, detail=f"median accelerator execute "
                                     f"{_us(graph.accelerator_us_median)}, excluding wait "
                                     f"{_us(graph.excluding_wait_us_median)}")  # fmt: skip
@@ -233,7 +245,7 @@ class OpsPane(Pane):
                 f"excluding wait {_us(row.excluding_wait_us if row else None)}",
             )
         self.lines = sorted_lines(lines, self.state.sort)
-        graph_name = graph.name or "(unnamed graph)"
+        graph_name = clean(graph.name) or "(unnamed graph)"
         heading = Content.assemble(
             (ellipsize(graph_name, 40), "bold"),
             (
@@ -243,17 +255,18 @@ class OpsPane(Pane):
             what,
             (f" · sorted by {self.state.sort}", "$text-muted"),
         )
-        self.query_one("#ops-heading", Static).update(heading)
-        self.set_subtitle(f"{self._report.source_kind} · {len(self.lines)} ops")
+        self.put("#ops-heading", heading)
+        ops = "1 op" if len(self.lines) == 1 else f"{len(self.lines)} ops"
+        self.subtitle(f"{clean(self._report.source_kind)} · {ops}")
         table.clear()
         for line in self.lines:
             table.add_row(
-                line.name,
+                Text(line.name),
                 Text(cycles_text(line.cycles), justify="right"),
                 Text(percent(line.share), justify="right"),
                 Text(cycles_text(line.wait), justify="right"),
                 Text(percent(line.wait_share), justify="right"),
-                line.tags,
+                Text(line.tags),
             )
 
 

@@ -6,8 +6,10 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Static
 
+from qtop.analysis.energy import PowerSource
+from qtop.analysis.live import LiveAnalysis
 from qtop.analysis.power_now import PowerNow, power_now
-from qtop.ui.derive import LiveAnalysis
+from qtop.textsafe import clean
 from qtop.ui.format import MISSING, clock, fmt
 from qtop.ui.panes.base import Pane
 from qtop.ui.plot import Figure, Line, gap_limit
@@ -75,6 +77,13 @@ def power_warnings(now: PowerNow | None, analysis: LiveAnalysis | None) -> list[
     return out
 
 
+def source_name(source: PowerSource) -> str:
+    """``meter ina226 · power`` or ``supply battery · |I| × V``: each thing once."""
+    what = "meter" if source.is_meter else "supply"
+    how = "power" if source.method == "power" else "|I| × V"
+    return clean(f"{what} {source.group.split('/', 1)[-1]} · {how}")
+
+
 class PowerPane(Pane):
     """Power draw and the energy each inference costs."""
 
@@ -83,6 +92,10 @@ class PowerPane(Pane):
     PowerPane #power-readings { height: auto; max-height: 4; }
     PowerPane #power-energy { height: 1; }
     PowerPane #power-warnings { height: auto; max-height: 2; }
+    /* Without telemetry the pane is the note saying how to add it, whole. */
+    PowerPane.-none #power-readings { height: 1fr; max-height: 100%; }
+    PowerPane.-none #power-energy, PowerPane.-none #power-chart,
+    PowerPane.-none #power-warnings { display: none; }
     """
 
     def compose(self) -> ComposeResult:
@@ -91,37 +104,31 @@ class PowerPane(Pane):
         yield LineChart(id="power-chart", placeholder="no power readings yet")
         yield Static(id="power-warnings")
 
-    def update_view(self, view: View) -> None:
+    def draw(self, view: View) -> None:
         analysis = view.analysis
         source = analysis.power_source if analysis is not None else None
-        chart = self.query_one("#power-chart", LineChart)
+        readings = self.query_one("#power-readings", Static)
+        self.set_class(source is None, "-none")
+        readings.set_class(source is None, "-wrap")
         if source is None:
             notes = analysis.power_notes if analysis is not None else ()
             text = notes[-1] if notes else "looking for power telemetry"
-            self.query_one("#power-readings").set_class(True, "-wrap")
-            self.show("#power-readings", ("none", text), Content.styled(text, "$warning"))
-            self.show("#power-energy", "none", "")
-            self.show("#power-warnings", "none", "")
-            self.set_display(chart, False)
-            self.set_subtitle("no power telemetry" if notes else "")
-            return
-        self.set_display(chart, True)
-        self.query_one("#power-readings").set_class(False, "-wrap")
-        if not self.due():
+            self.put("#power-readings", Content.styled(clean(text), "$warning"))
+            self.subtitle("no power telemetry" if notes else "")
             return
         now = power_now(view.model, source)
         assert now is not None
-        self.set_subtitle(source.describe())
-        self.show(
-            "#power-readings",
-            (now.power_w, now.current_a, now.voltage_v, now.average_w, now.peak_w),
-            readings_line(now),
-        )
-        self.show("#power-energy", analysis.energy if analysis else None, energy_line(analysis))
+        self.subtitle(source_name(source))
+        self.put("#power-readings", readings_line(now))
+        self.put("#power-energy", energy_line(analysis))
         warnings = power_warnings(now, analysis)
-        lines = [Content.styled(f"⚠ {text}", style) for text, style in warnings]
-        self.show("#power-warnings", tuple(warnings), Content("\n").join(lines))
+        lines = [Content.styled(f"⚠ {clean(text)}", style) for text, style in warnings]
+        self.put("#power-warnings", Content("\n").join(lines))
+        self.query_one("#power-warnings").display = bool(lines)
+        if not view.charts:
+            return
         origin = view.model.t_first or 0.0
         points = [(t - origin, w) for t, w in now.trace]
         line = Line(points, 0, max_gap=gap_limit([x for x, _ in points]))
+        chart = self.query_one("#power-chart", LineChart)
         chart.figure = Figure(lines=(line,), y_unit="W", x_format=clock)

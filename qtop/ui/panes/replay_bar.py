@@ -5,12 +5,12 @@ from __future__ import annotations
 from textual.app import ComposeResult
 
 from qtop.ui.panes.base import Pane
+from qtop.ui.playback import Playback
 from qtop.ui.view import View
 from qtop.ui.widgets.timeline_bar import Progress, TimelineBar
 
 
-def progress_of(view: View) -> Progress:
-    playback = view.playback
+def progress_of(playback: Playback) -> Progress:
     elapsed, total = playback.elapsed_total()
     replay = playback.replay
     marks: tuple[tuple[float, str], ...] = ()
@@ -38,8 +38,5 @@ class ReplayBar(Pane, can_focus=False):
     def compose(self) -> ComposeResult:
         yield TimelineBar(id="timeline")
 
-    def update_view(self, view: View) -> None:
-        progress = progress_of(view)
-        bar = self.query_one(TimelineBar)
-        if bar.progress != progress:
-            bar.progress = progress
+    def draw(self, view: View) -> None:
+        self.query_one(TimelineBar).progress = progress_of(view.playback)

@@ -7,8 +7,9 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label
+from textual.widgets import Button, Static
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -24,12 +25,13 @@ class ConfirmScreen(ModalScreen[bool]):
     }
     ConfirmScreen > Vertical {
         width: 64;
-        max-width: 95%;
+        max-width: 100%;
         height: auto;
         border: round $error;
         background: $surface;
         padding: 0 1;
     }
+    ConfirmScreen #confirm-detail { height: auto; margin-bottom: 1; }
     ConfirmScreen Horizontal { height: auto; align-horizontal: right; }
     ConfirmScreen Button { margin-left: 2; }
     """
@@ -41,9 +43,9 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
-            box.border_title = self._question
+            box.border_title = Content(self._question)
             if self._detail:
-                yield Label(self._detail)
+                yield Static(Content(self._detail), id="confirm-detail")
             with Horizontal():
                 yield Button("No (n)", id="no", variant="primary")
                 yield Button("Yes (y)", id="yes", variant="error")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -12,7 +12,10 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from qtop.ui.actions import ACTIONS, GROUP_TITLES, ActionSpec, key_text
+from qtop.ui.actions import ACTIONS, GROUP_TITLES, ActionSpec, key_text, keys_text
+
+PaneKeys = tuple[str, Sequence[Binding]]
+"""A pane's title and its own bindings (they act on that pane when it has the focus)."""
 
 NEEDS_TEXT = {
     "replay": "replay only",
@@ -22,7 +25,7 @@ NEEDS_TEXT = {
 }
 
 
-def help_text(available: Callable[[ActionSpec], bool]) -> Content:
+def help_text(available: Callable[[ActionSpec], bool], panes: Sequence[PaneKeys] = ()) -> Content:
     """All bindings as aligned lines; unavailable ones are dimmed and say why."""
     width = max(len(key_text(spec)) for spec in ACTIONS) + 2
     lines: list[Content] = []
@@ -36,6 +39,19 @@ def help_text(available: Callable[[ActionSpec], bool]) -> Content:
                     ("  " + key_text(spec).ljust(width), style or "bold"),
                     (spec.help, style),
                     (note, "$text-muted italic"),
+                )
+            )
+        lines.append(Content(""))
+    for title, bindings in panes:
+        name, _, when = title.partition(" (")
+        lines.append(
+            Content.assemble((name, "bold $accent"), (f"  ({when}" if when else "", "$text-muted"))
+        )
+        for binding in bindings:
+            lines.append(
+                Content.assemble(
+                    ("  " + keys_text(binding.key, binding.key_display).ljust(width), "bold"),
+                    binding.tooltip or binding.description,
                 )
             )
         lines.append(Content(""))
@@ -58,9 +74,9 @@ class HelpScreen(ModalScreen[None]):
     }
     HelpScreen > VerticalScroll {
         width: 96;
-        max-width: 95%;
+        max-width: 100%;
         height: auto;
-        max-height: 90%;
+        max-height: 100%;
         border: round $accent;
         border-title-color: $accent;
         background: $surface;
@@ -68,15 +84,18 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, available: Callable[[ActionSpec], bool]) -> None:
+    def __init__(
+        self, available: Callable[[ActionSpec], bool], panes: Sequence[PaneKeys] = ()
+    ) -> None:
         super().__init__()
         self._available = available
+        self._panes = panes
 
     def compose(self) -> ComposeResult:
         with VerticalScroll() as scroll:
             scroll.border_title = "qtop keys"
             scroll.border_subtitle = "escape closes"
-            yield Static(help_text(self._available), id="help-text")
+            yield Static(help_text(self._available, self._panes), id="help-text")
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(result)

@@ -7,8 +7,9 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label
+from textual.widgets import Input, Static
 
 
 class MarkerScreen(ModalScreen[str | None]):
@@ -21,24 +22,25 @@ class MarkerScreen(ModalScreen[str | None]):
     }
     MarkerScreen > Vertical {
         width: 70;
-        max-width: 95%;
+        max-width: 100%;
         height: auto;
         border: round $accent;
         background: $surface;
         padding: 0 1;
     }
-    MarkerScreen Label { color: $text-muted; }
+    MarkerScreen #marker-where { color: $text-muted; height: auto; }
     """
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, kept: str) -> None:
         super().__init__()
         self._where = where
+        self._kept = kept
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
-            box.border_title = f"marker at {self._where}"
+            box.border_title = Content(f"marker at {self._where}")
             yield Input(placeholder="what happened? (enter saves, escape cancels)", id="note")
-            yield Label("The note is written to the recording with the device time.")
+            yield Static(Content(self._kept), id="marker-where")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value.strip())

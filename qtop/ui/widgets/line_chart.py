@@ -69,6 +69,7 @@ class LineChart(CachedStrips):
         super().__init__(name=name, id=id, classes=classes)
         self.set_reactive(LineChart.figure, figure)
         self.set_reactive(LineChart.placeholder, placeholder)
+        self._styles: dict[str, Style] = {}
 
     def watch_figure(self) -> None:
         self.invalidate()
@@ -76,10 +77,21 @@ class LineChart(CachedStrips):
     def watch_placeholder(self) -> None:
         self.invalidate()
 
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles = {}
+
     def _style(self, name: str) -> Style:
-        if not name:
-            return self.rich_style
-        return self.get_component_rich_style(f"line-chart--{name}")
+        """A run's style, looked up once per theme (a lookup costs more than a chart row)."""
+        style = self._styles.get(name)
+        if style is None:
+            style = (
+                self.rich_style
+                if not name
+                else self.get_component_rich_style(f"line-chart--{name}")
+            )
+            self._styles[name] = style
+        return style
 
     def build_strips(self) -> list[Strip]:
         width, height = self.size
@@ -99,14 +111,8 @@ class LineChart(CachedStrips):
                 ]
                 strips = [*strips[:row], Strip(line, width), *strips[row + 1 :]]
             return strips
-        styles: dict[str, Style] = {}
         strips = []
         for row in plot(figure, width, height):
-            segments = []
-            for text, name in row:
-                style = styles.get(name)
-                if style is None:
-                    style = styles[name] = self._style(name)
-                segments.append(Segment(text, style))
-            strips.append(Strip(segments).adjust_cell_length(width, self.rich_style))
+            segments = [Segment(text, self._style(name)) for text, name in row]
+            strips.append(Strip(segments).adjust_cell_length(width, self._style("")))
         return strips

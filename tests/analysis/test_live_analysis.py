@@ -4,27 +4,29 @@ from __future__ import annotations
 
 import pytest
 
+from qtop.analysis.live import analyze_live, capture, latency_histogram
+from qtop.analysis.onsets import main, recording_onsets
 from qtop.analysis.session import analyze
-from qtop.events import Keyframe, PhaseChange
+from qtop.analysis.thermal import DecayFit, fit_problem
+from qtop.events import Keyframe
 from qtop.record.reader import open_recording
 from qtop.stats.model import SessionModel
 from qtop.stats.quantiles import RunningStats
-from qtop.ui.derive import analyze_live, latency_histogram
-from qtop.ui.panes.header import sample_rate
-from qtop.ui.stream_log import StreamLog
-from tests.ui.helpers import GLASSES, SUSTAINED
+from tests.ui.helpers import GLASSES, SIMPLE, SUSTAINED
 
 
-def fold(path) -> SessionModel:
+def fold(path, until_t: float | None = None) -> SessionModel:
     model = SessionModel()
     for event in open_recording(path).events():
+        if until_t is not None and event.t is not None and event.t > until_t:
+            break
         model.apply(event)
     return model
 
 
 def test_live_thermal_and_energy_equal_the_recordings_analysis():
     expected = analyze(open_recording(SUSTAINED).events()).variants[0]
-    live = analyze_live(fold(SUSTAINED), "")
+    live = analyze_live(capture(fold(SUSTAINED), ""))
     assert live.thermal.onset_t == pytest.approx(expected.thermal.onset_t, abs=1e-9)
     assert live.thermal.fit.tau_s == pytest.approx(expected.thermal.fit.tau_s, rel=1e-6)
     assert live.thermal.sustained_slowdown == pytest.approx(
@@ -37,19 +39,63 @@ def test_live_thermal_and_energy_equal_the_recordings_analysis():
         expected.energy.energy_per_inference_j, rel=0.01
     )
     assert live.energy.idle_power_w == pytest.approx(expected.energy.idle_power_w, rel=0.01)
+    # The chart's rolling P50 is one point per iteration, at its midpoint.
+    assert len(live.rolling_p50) == 750
+
+
+def test_the_capture_is_a_copy_the_model_can_move_on_from():
+    model = fold(SUSTAINED, until_t=5100.0)
+    inputs = capture(model, "")
+    before = analyze_live(inputs)
+    for event in open_recording(SUSTAINED).events():
+        if event.t is not None and event.t > 5100.0 and not isinstance(event, Keyframe):
+            model.apply(event)
+    after = analyze_live(inputs)
+    assert after.t_end == before.t_end and after.validity == before.validity
+    assert analyze_live(capture(model, "")).t_end > before.t_end
 
 
 def test_charging_is_found_live_too():
-    live = analyze_live(fold(GLASSES), "w8a16")
+    live = analyze_live(capture(fold(GLASSES), "w8a16"))
     assert live.energy.charging and live.energy.energy_per_inference_j is None
     assert live.power_source.group == "power/battery"
 
 
 def test_no_power_telemetry_is_a_note_not_a_zero():
-    model = SessionModel()
-    live = analyze_live(model, "")
+    live = analyze_live(capture(SessionModel(), ""))
     assert live.power_source is None and live.energy is None
     assert live.power_notes[-1].startswith("no power telemetry")
+
+
+def fit(r_squared: float | None, converged: bool = True, note: str = "") -> DecayFit:
+    return DecayFit(tau_s=12.0, l0_s=0.02, linf_s=0.03, rmse_s=0.001, r_squared=r_squared,
+                    points=100, converged=converged, note=note)  # fmt: skip
+
+
+def test_tau_is_only_given_with_a_fit_that_explains_the_data():
+    assert fit_problem(fit(0.93)) is None
+    assert fit_problem(fit(0.02)) == "R² 0.02, below 0.5"
+    assert fit_problem(fit(None)) == "latency flat after the onset"
+    assert fit_problem(fit(0.9, False, "latency was still rising when the run ended: ...")) == (
+        "latency still rising at the end"
+    )
+    assert fit_problem(fit(0.9, False, "latency stepped up and stayed")) == (
+        "no gradual decay (a step)"
+    )
+    assert fit_problem(None) == "too few iterations after the onset"
+
+
+def test_the_report_gives_tau_with_its_r_squared_or_says_the_fit_failed():
+    from qtop.analysis.render import thermal_lines
+
+    thermal = analyze(open_recording(SUSTAINED).events()).variants[0].thermal
+    text = "\n".join(thermal_lines(thermal, None))
+    assert f"decay fit: tau 19.6 s, R² {thermal.fit.r_squared:.3f}," in text
+    from dataclasses import replace
+
+    poor = replace(thermal, fit=replace(thermal.fit, r_squared=0.02))
+    text = "\n".join(thermal_lines(poor, None))
+    assert "decay fit: failed (R² 0.02, below 0.5): no tau" in text and "tau 19.6" not in text
 
 
 def test_histogram_counts_every_value_once():
@@ -71,32 +117,11 @@ def test_histogram_from_the_sketch_past_the_exact_limit():
     assert sum(histogram.counts) + histogram.above == 5000
 
 
-def test_stream_log_counts_and_the_model_keeps_the_baseline_phase_across_keyframes():
-    log = StreamLog(clock=lambda: 100.0)
-    log.observe([PhaseChange(t=1.0, phase="baseline"), Keyframe(t=5.0, state={})])
-    assert log.silent_for() == 0.0 and log.keyframes == 1 and log.batches == 1
-    model = SessionModel()
-    model.apply(PhaseChange(t=1.0, phase="baseline"))
-    model.apply(PhaseChange(t=11.0, phase="measure"))
-    assert model.phase_span("baseline", 11.0) == (1.0, 11.0)
-    restored = SessionModel()
-    restored.apply(Keyframe(t=11.0, state=model.snapshot()))
-    assert restored.phase_span("baseline", 11.0) == (1.0, 11.0)
-
-
-def test_sample_rate_follows_the_thinned_series():
-    model = fold(SUSTAINED)
-    assert sample_rate(model) == pytest.approx(5.0)
-    model = fold(GLASSES)
-    assert sample_rate(model) == pytest.approx(10.0)
-
-
 def test_onsets_of_a_recording_and_a_clear_error_for_a_bad_file(tmp_path, capsys):
-    from qtop.ui.onsets import main, recording_onsets
-
     expected = analyze(open_recording(SUSTAINED).events()).variants[0].thermal.onset_t
     assert recording_onsets(str(SUSTAINED)) == [("", expected)]
     assert recording_onsets(str(GLASSES)) == []
+    assert recording_onsets(str(SIMPLE)) == []
     bad = tmp_path / "notes.txt"
     bad.write_text("hello\n")
     assert main([str(bad)]) == 2

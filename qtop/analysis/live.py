@@ -1,15 +1,20 @@
-"""Figures the panes show that take more than a lookup: the analysis of the live model.
+"""The analysis of a session while it runs, from the model's downsampled series.
 
-The analysis functions (``qtop.analysis``) work on sequences; here they are fed
-the model's downsampled series instead of raw events, so the UI keeps nothing
-that grows with the session. While a series holds every point (up to its
+``analyze(events)`` (``qtop.analysis.session``) needs every event; a live view
+keeps only the ``SessionModel``, whose series hold a bounded number of points.
+Here the same analysis functions are fed those series instead, so the view keeps
+nothing that grows with the session. While a series holds every point (up to its
 capacity) the results equal the analysis of the recording; past that they
-describe the same curve at a coarser grain. Nothing here imports Textual.
+describe the same curve at a coarser grain.
+
+It runs in two steps so it can run off the event loop: ``capture`` copies what
+it needs out of the model (cheap: lists of immutable points), on the thread that
+owns the model; ``analyze_live`` then works on that copy alone, on any thread,
+while the model goes on changing.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -22,13 +27,7 @@ from qtop.analysis.energy import (
     build_power_trace,
     select_power_source,
 )
-from qtop.analysis.latency import (
-    Outliers,
-    Validity,
-    check_validity,
-    find_outliers,
-    outlier_hints,
-)
+from qtop.analysis.latency import Outliers, Validity, check_validity, find_outliers, outlier_hints
 from qtop.analysis.series import ChannelSeries
 from qtop.analysis.session import (
     DEFAULT_HOLD_S,
@@ -39,18 +38,35 @@ from qtop.analysis.session import (
     DEFAULT_THETA,
     DEFAULT_WINDOW_S,
 )
-from qtop.analysis.thermal import ThermalAnalysis, analyze_thermal
+from qtop.analysis.thermal import ThermalAnalysis, analyze_thermal, rolling_median
 from qtop.errors import UsageError
+from qtop.events import ChannelInfo
 from qtop.stats.model import SessionModel
 from qtop.stats.quantiles import RunningStats
-from qtop.stats.series import Series
+from qtop.stats.series import Series, SeriesPoint
 
-_THERMAL_KINDS = ("temperature", "cooling")
+THERMAL_KINDS = ("temperature", "cooling")
+
+
+@dataclass(frozen=True, slots=True)
+class LiveInputs:
+    """What ``analyze_live`` reads, copied out of the model at one moment."""
+
+    variant: str
+    latency: list[SeriesPoint]
+    every_iteration: bool
+    channels: dict[str, ChannelInfo]
+    channel_points: dict[str, list[SeriesPoint]]
+    measured: int
+    warmup: int
+    min_iterations: int
+    min_duration_s: float
+    baseline: tuple[float, float] | None
 
 
 @dataclass(frozen=True, slots=True)
 class LiveAnalysis:
-    """What the slow refresh computes for one variant; None where it cannot be known yet."""
+    """The analysis of one variant; None where it cannot be known yet."""
 
     variant: str
     t_start: float | None
@@ -59,6 +75,7 @@ class LiveAnalysis:
     outliers: Outliers | None
     hints: tuple[str, ...]
     thermal: ThermalAnalysis | None
+    rolling_p50: tuple[tuple[float, float], ...]
     power_source: PowerSource | None
     energy: EnergyAnalysis | None
     power_notes: tuple[str, ...]
@@ -66,7 +83,10 @@ class LiveAnalysis:
 
 def channel_series(series: Series) -> ChannelSeries:
     """A model series as the analysis' (times, values), one value per point (its mean)."""
-    points = series.view()
+    return _as_channel(series.view())
+
+
+def _as_channel(points: list[SeriesPoint]) -> ChannelSeries:
     return ChannelSeries([p.t for p in points], [p.mean for p in points])
 
 
@@ -78,65 +98,82 @@ def _profile_number(model: SessionModel, key: str) -> float | None:
     return float(value)
 
 
-def analyze_live(model: SessionModel, variant: str) -> LiveAnalysis:
-    """Validity, outliers, thermal decay and energy of ``variant`` from the model's series."""
+def capture(model: SessionModel, variant: str) -> LiveInputs:
+    """Copy what the analysis of ``variant`` needs out of ``model`` (on the model's thread)."""
     latency = model.latency_series.get(variant)
     points = latency.view() if latency is not None else []
-    wanted_kinds = (*_THERMAL_KINDS, *POWER_KINDS)
-    series = {
-        channel.id: channel_series(model.channel_series[channel.id])
+    wanted = (*THERMAL_KINDS, *POWER_KINDS)
+    channel_points = {
+        channel.id: model.channel_series[channel.id].view()
         for channel in model.channels.values()
-        if channel.kind in wanted_kinds and channel.id in model.channel_series
+        if channel.kind in wanted and channel.id in model.channel_series
     }
-    source, notes = _power_source(model, series)
+    t_start = points[0].t - points[0].mean if points else None
+    minimum = _profile_number(model, "min_iterations")
+    min_duration = _profile_number(model, "min_duration_s")
+    return LiveInputs(
+        variant=variant,
+        latency=points,
+        every_iteration=latency is not None and latency.stride == 1,
+        channels=dict(model.channels),
+        channel_points=channel_points,
+        measured=model.done("measure", variant),
+        warmup=model.done("warmup", variant),
+        min_iterations=int(minimum) if minimum is not None else DEFAULT_MIN_ITERATIONS,
+        min_duration_s=min_duration if min_duration is not None else DEFAULT_MIN_DURATION_S,
+        baseline=model.phase_span("baseline", t_start) if t_start is not None else None,
+    )
+
+
+def analyze_live(inputs: LiveInputs) -> LiveAnalysis:
+    """Validity, outliers, thermal decay and energy of one variant, from captured inputs."""
+    series = {cid: _as_channel(points) for cid, points in inputs.channel_points.items()}
+    source, notes = _power_source(inputs.channels, series)
+    points = inputs.latency
     if not points:
-        return LiveAnalysis(variant, None, None, None, None, (), None, source, None, notes)
+        return LiveAnalysis(inputs.variant, None, None, None, None, (), None, (), source, None,
+                            notes)  # fmt: skip
     # A point's t is the mean end of the iterations it holds; its midpoint is half a latency
     # earlier, the time the analysis uses. While points are single iterations this is exact.
     times = [p.t - p.mean / 2 for p in points]
     latencies = [p.mean for p in points]
     t_start = points[0].t - points[0].mean
     t_end = points[-1].t
-    measured = model.done("measure", variant)
-    minimum = _profile_number(model, "min_iterations")
-    min_duration = _profile_number(model, "min_duration_s")
     validity = check_validity(
-        measured,
-        t_end - t_start,
-        int(minimum) if minimum is not None else DEFAULT_MIN_ITERATIONS,
-        min_duration if min_duration is not None else DEFAULT_MIN_DURATION_S,
+        inputs.measured, t_end - t_start, inputs.min_iterations, inputs.min_duration_s
     )
-    outliers = find_outliers(latencies) if latency is not None and latency.stride == 1 else None
-    warmup = model.done("warmup", variant)
-    hints = tuple(outlier_hints(outliers, measured, warmup or None)) if outliers else ()
+    outliers = find_outliers(latencies) if inputs.every_iteration else None
+    hints = (
+        tuple(outlier_hints(outliers, inputs.measured, inputs.warmup or None)) if outliers else ()
+    )
     thermal = analyze_thermal(
         times,
         latencies,
         t_start=t_start,
         t_end=t_end,
-        series={k: v for k, v in series.items() if model.channels[k].kind in _THERMAL_KINDS},
-        channels=model.channels,
+        series={k: v for k, v in series.items() if inputs.channels[k].kind in THERMAL_KINDS},
+        channels=inputs.channels,
         window_s=DEFAULT_WINDOW_S,
         hold_s=DEFAULT_HOLD_S,
         theta=DEFAULT_THETA,
         stability_window_s=DEFAULT_STABILITY_WINDOW_S,
         stability_pass=DEFAULT_STABILITY_PASS,
     )
+    rolling = rolling_median(times, latencies, DEFAULT_WINDOW_S)
     energy = None
     if source is not None and t_end > t_start:
-        trace = build_power_trace(source, model.channels, series)
+        trace = build_power_trace(source, inputs.channels, series)
         status = series.get(source.status_channel) if source.status_channel else None
-        energy = analyze_energy(
-            trace, status, t_start, t_end, times, model.phase_span("baseline", t_start)
-        )
+        energy = analyze_energy(trace, status, t_start, t_end, times, inputs.baseline)
     return LiveAnalysis(
-        variant=variant,
+        variant=inputs.variant,
         t_start=t_start,
         t_end=t_end,
         validity=validity,
         outliers=outliers,
         hints=hints,
         thermal=thermal,
+        rolling_p50=tuple(zip(times, rolling, strict=True)),
         power_source=source,
         energy=energy,
         power_notes=notes,
@@ -144,10 +181,10 @@ def analyze_live(model: SessionModel, variant: str) -> LiveAnalysis:
 
 
 def _power_source(
-    model: SessionModel, series: Mapping[str, ChannelSeries]
+    channels: Mapping[str, ChannelInfo], series: Mapping[str, ChannelSeries]
 ) -> tuple[PowerSource | None, tuple[str, ...]]:
     try:
-        source, notes = select_power_source(model.channels, series)
+        source, notes = select_power_source(channels, series)
     except UsageError as exc:
         return None, (exc.problem,)
     if source is None:
@@ -206,7 +243,3 @@ def _sketch_points(stats: RunningStats) -> Iterable[tuple[float, int]]:
     for key, count in sketch.buckets.items():
         value = 2 * gamma**key / (gamma + 1)
         yield min(max(value, stats.minimum), stats.maximum), count
-
-
-def finite(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None

@@ -1,10 +1,10 @@
 """Throttling onsets of a whole recording, computed in a separate process.
 
-The replay can seek to a throttling onset before it has played that far, so
-the whole file is analysed once when it opens. That takes seconds on an hour's
+A replay can seek to a throttling onset before it has played that far, so the
+whole file is analysed once when it opens. That takes seconds on an hour's
 recording; in a thread it would hold the interpreter lock and stall the
-screen, so it runs as ``python -m qtop.ui.onsets FILE``, which prints a JSON
-list of ``[variant, onset_t]``. No Textual here.
+display, so it runs as ``python -m qtop.analysis.onsets FILE``, which prints a JSON
+list of ``[variant, onset_t]``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ async def onset_marks(path: Path) -> tuple[list[Mark], str]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "qtop.ui.onsets",
+        "qtop.analysis.onsets",
         str(path),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -59,7 +59,7 @@ async def onset_marks(path: Path) -> tuple[list[Mark], str]:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        sys.stderr.write("usage: python -m qtop.ui.onsets RECORDING\n")
+        sys.stderr.write("usage: python -m qtop.analysis.onsets RECORDING\n")
         return 2
     try:
         found = recording_onsets(argv[0])

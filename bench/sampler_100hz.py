@@ -1,0 +1,105 @@
+"""100 Hz into the recording: python bench/sampler_100hz.py [--minutes 10] [--rounds 3]
+
+A whole live session on this machine (LiveSource over the local transport,
+recorded by the Session) with the sampler at 100 Hz on 12 channels (11
+thermal zones and the command's memory) and the runner going: it runs a
+self-timing C program (tests/link/timed_workload.c, 20 ms of sleep by
+default, or `--workload work:N` for N units of arithmetic) back to back for
+the whole time. Prints, min / median / max over the rounds: the rate the
+sampler ran at, missed ticks (slots the sampler skipped, from the device's
+own file, and what the recording's end counts), and tick lateness after the
+due time (p50, p99, max). The goal: 0 missed ticks and p99 <= 2 ms with bash.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import tempfile
+from pathlib import Path
+
+from agent_setup import make_sysfs, percentile, profile, shells, spread
+from latency_accuracy import compile_workload
+
+from qtop.device.plan import RunOptions
+from qtop.device.protocol import SampleLine, parse_line
+from qtop.live.source import LiveSource
+from qtop.record.writer import RecordingWriter
+from qtop.session import Session
+from qtop.transport.local import LocalTransport
+
+INTERVAL_US = 10_000
+
+
+async def one_round(shell: str, root: Path, command: str, minutes: float) -> dict[str, float]:
+    used = profile(root, "10ms", f"{{command: '{command}', warmup: 0, duration: {minutes * 60}s}}")
+    source = LiveSource(
+        used,
+        LocalTransport(),
+        agent_shell=shell,
+        run_options=RunOptions(),
+        remove_when_done=False,
+    )
+    header = await source.start()
+    recording = root / f"round-{source.state.run_id}.jsonl"
+    session = Session(source, recorder=RecordingWriter(recording, header))
+    session.model.apply(header)
+    try:
+        await session.run()
+    finally:
+        await source.close()
+    end = session.model.end
+    run_dir = Path(source.state.run_dir or "")
+    ticks = [
+        line
+        for line in map(parse_line, (run_dir / "samples").read_text().splitlines())
+        if isinstance(line, SampleLine)
+    ]
+    start = ticks[0].time_us
+    late = [(t.time_us - start - t.slot * INTERVAL_US) / 1000 for t in ticks]
+    missed = sum(b.slot - a.slot - 1 for a, b in itertools.pairwise(ticks))
+    seconds = (ticks[-1].time_us - start) / 1e6
+    return {
+        "rate": (len(ticks) - 1) / seconds,
+        "missed": missed,
+        "recorded_missed": (end.counts.get("missed_ticks", 0) if end else -1),
+        "p50": percentile(late, 0.5),
+        "p99": percentile(late, 0.99),
+        "max": max(late),
+        "iterations": end.counts.get("iterations", 0) / seconds if end else 0,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--shell", default="bash", help="dash, bash, mksh or busybox")
+    parser.add_argument("--workload", default="sleep:20000")
+    args = parser.parse_args()
+    shell = shells()[args.shell]
+    mode, amount = args.workload.split(":")
+    with tempfile.TemporaryDirectory(prefix="qtop-bench-") as tmp:
+        root = Path(tmp)
+        make_sysfs(root / "sys")
+        binary = compile_workload(root)
+        command = f"{binary} {mode} {amount} {root / 'own.log'}"
+        rounds = [
+            asyncio.run(one_round(shell, root, command, args.minutes)) for _ in range(args.rounds)
+        ]
+    print(
+        f"{args.shell}: 100 Hz x 12 channels for {args.minutes:g} min into a recording, "
+        f"runner going ({args.workload}, {spread([r['iterations'] for r in rounds])} "
+        f"iterations/s); {args.rounds} rounds, min / median / max"
+    )
+    print(f"  sampler rate      {spread([r['rate'] for r in rounds])} Hz")
+    print(f"  missed ticks      {spread([r['missed'] for r in rounds])} (device file)")
+    print(f"                    {spread([r['recorded_missed'] for r in rounds])} (recording)")
+    print(f"  lateness p50      {spread([r['p50'] for r in rounds])} ms")
+    print(f"  lateness p99      {spread([r['p99'] for r in rounds])} ms")
+    print(f"  lateness max      {spread([r['max'] for r in rounds])} ms")
+
+
+if __name__ == "__main__":
+    main()

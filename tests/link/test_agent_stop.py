@@ -1,0 +1,133 @@
+"""Whatever moment anything dies, no process of a run is orphaned and a stop leaves nothing.
+
+Runs with a timeout (a watchdog per iteration) are stopped, left to complete,
+or have their runner or sampler killed, each at a random point of the run
+(after a random number of iterations, so the moments vary with the load, and
+the assertions do not). While the run goes, every process carrying the run's
+token must have a parent that carries it too (an orphaned sleep would be
+reparented away); at the end none may be left.
+"""
+
+import contextlib
+import os
+import random
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from qtop.device.plan import RunOptions
+from qtop.device.protocol import ProcessLine
+
+from .helpers import AGENT_SHELLS, group_alive, launch_locally, make_sysfs, profile_for, shell_id
+
+ACTIONS = ("stop", "complete", "kill-runner", "kill-sampler")
+
+
+def token_processes(token: str) -> dict[int, tuple[int, str]]:
+    """Live processes whose environment carries ``token``: pid -> (ppid, state)."""
+    found = {}
+    needle = f"QTOP_RUN_TOKEN={token}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] not in ("Z", "X"):
+            found[int(entry.name)] = (int(fields[1]), fields[0])
+    return found
+
+
+def orphans(token: str, leader: int) -> list[int]:
+    processes = token_processes(token)
+    return [
+        pid for pid, (parent, _) in processes.items() if pid != leader and parent not in processes
+    ]
+
+
+def sampler_pid(run) -> int | None:
+    wanted = f"{run.run_dir}/sampler.sh".encode()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                arguments = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if wanted in arguments:
+                return int(entry.name)
+    return None
+
+
+def wait_until(predicate, what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"hang guard: {what} within {timeout} s")
+        time.sleep(0.01)
+
+
+def trial(shell: str, tmp: Path, rng: random.Random) -> None:
+    action = rng.choice(ACTIONS)
+    iterations = 12
+    sleep = rng.choice(("0.005", "0.02", "0.05"))
+    profile = profile_for(
+        make_sysfs(tmp / "sys"),
+        tmp / "spool",
+        f"{{command: 'sleep {sleep}', warmup: 0, iterations: {iterations}, timeout: 5s}}",
+        "sample_interval: 20ms",
+    )
+    run = launch_locally(shell, profile, RunOptions(calibrations=2))
+    token = (run.run_dir / "token").read_text().strip()
+    target = rng.randrange(0, iterations)
+    checked = False
+    try:
+        while run.state() == "running":
+            done = sum(isinstance(line, ProcessLine) for line in run.lines("events"))
+            assert orphans(token, run.pgid) == [], (action, done)
+            checked = True
+            if done >= target:
+                break
+            time.sleep(rng.uniform(0, 0.02))
+        if action == "stop":
+            answer = run.control("stop", str(run.run_dir), "50")
+            assert answer.startswith("stopped\t") or run.state() != "running", answer
+        elif action == "kill-runner":
+            os.kill(run.pgid, signal.SIGKILL)
+            answer = run.control("stop", str(run.run_dir), "50")
+            assert answer.startswith("stopped\t"), answer
+        else:
+            if action == "kill-sampler":
+                pid = sampler_pid(run)
+                # The run may have ended (and its sampler with it) since.
+                with contextlib.suppress(ProcessLookupError):
+                    if pid is not None:
+                        os.kill(pid, signal.SIGKILL)
+            wait_until(lambda: run.state() != "running", "the run ending")
+        wait_until(lambda: not group_alive(run.pgid), "the group emptying")
+        assert token_processes(token) == {}, action
+        assert checked or run.state() != "running"
+    finally:
+        if group_alive(run.pgid):
+            os.killpg(run.pgid, signal.SIGKILL)
+
+
+def trials(shell: str, tmp_path: Path, count: int, seed: int) -> None:
+    rng = random.Random(seed)
+    for index in range(count):
+        trial(shell, tmp_path / str(index), rng)
+
+
+@pytest.mark.parametrize("shell", AGENT_SHELLS, ids=shell_id)
+def test_stops_and_deaths_at_random_moments_leave_no_process(tmp_path, shell):
+    trials(shell, tmp_path, 4, seed=len(shell))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shell", AGENT_SHELLS, ids=shell_id)
+def test_many_stops_and_deaths_at_random_moments_leave_no_process(tmp_path, shell):
+    trials(shell, tmp_path, 30, seed=1000 + len(shell))
