@@ -8,6 +8,7 @@ the live view cannot disagree. ``SessionAnalysis.to_dict()`` is plain JSON.
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -125,9 +126,15 @@ def _profile_run(header: Header | None) -> Mapping[str, Any]:
 
 
 def _number(value: Any) -> float | None:
+    """A finite number from the header's free-form profile, or None (an integer of 400
+    digits or 1e999 in a damaged header is no setting)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _baseline_span(

@@ -310,3 +310,17 @@ def test_a_fixture_recording_goes_through_every_entry_point_cleanly(tmp_path):
     damaged = Damaged((RECORDINGS / "demo-v2.jsonl").read_bytes(), False, "demo-v2.jsonl")
     outcomes = check_damaged(damaged, cpu_limit_s=CPU_LIMIT_S)
     assert {o.kind for o in outcomes} == {"ok"}
+
+
+@pytest.mark.parametrize("key", ["min_iterations", "min_duration_s", "warmup"])
+def test_a_profile_setting_no_float_holds_is_no_setting(tmp_path, key):
+    # float(10**400) from the header's free-form profile raised OverflowError.
+    lines = fixture_lines("simple.jsonl")
+    data = json.loads(lines[0])
+    data["profile"].setdefault("run", {})[key] = "@@"
+    lines[0] = json.dumps(data, separators=(",", ":")).replace('"@@"', "1" + "0" * 400).encode()
+    lines[0] += b"\n"
+    path = tmp_path / "profile.jsonl"
+    path.write_bytes(b"".join(lines))
+    clean_everywhere(path)
+    assert measured_count(path) == measured_iterations("simple.jsonl")
