@@ -52,7 +52,11 @@ def worker(
     # A worker's own failures must not stop the others; each input is independent.
     counts: Counter[str] = Counter()
     for number in range(first, first + count):
-        damaged = damaged_input(seed, number)
+        try:
+            damaged = damaged_input(seed, number)
+        except Exception as exc:  # the harness's own damage failed: report it, go on
+            results.put(("finding", f"{seed}:{number}", "harness", "harness", repr(exc), ""))
+            continue
         outcomes = check_damaged(damaged, seed=number, cpu_limit_s=cpu_limit)
         for outcome in outcomes:
             counts[outcome.kind] += 1

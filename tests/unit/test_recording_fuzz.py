@@ -324,3 +324,12 @@ def test_a_profile_setting_no_float_holds_is_no_setting(tmp_path, key):
     path.write_bytes(b"".join(lines))
     clean_everywhere(path)
     assert measured_count(path) == measured_iterations("simple.jsonl")
+
+
+def test_terminal_escapes_in_variant_names_never_reach_compare_or_report(tmp_path):
+    # compare printed variant names raw (an OSC title sequence reached the terminal).
+    text = (RECORDINGS / "variants.jsonl").read_text()
+    hostile = json.dumps("w8a8\x1b]0;pwned\x07")[1:-1]
+    path = tmp_path / "variants.jsonl"
+    path.write_text(text.replace('"variant":"w8a8"', f'"variant":"{hostile}"'))
+    clean_everywhere(path)
