@@ -66,13 +66,6 @@ def plain(text: str) -> str:
     return _UNSAFE.sub(_visible, text)
 
 
-def plain_lines(text: str) -> str:
-    """Like ``plain``, but the newlines that separate a message's lines are kept."""
-    if text.isprintable():
-        return text
-    return "\n".join(map(plain, text.split("\n")))
-
-
 def clean(text: str, *, keep_newlines: bool = False) -> str:
     """``text`` with escape sequences removed and other control characters made visible.
 
@@ -88,3 +81,8 @@ def clean(text: str, *, keep_newlines: bool = False) -> str:
     if keep_newlines:
         return "\n".join(_CONTROL.sub(REPLACEMENT, line) for line in _NEWLINE.split(text))
     return _CONTROL.sub(REPLACEMENT, text.replace("\n", REPLACEMENT))
+
+
+def plain_lines(text: str) -> str:
+    """Like ``plain``, but the newlines that separate lines are kept."""
+    return "\n".join(plain(line) for line in text.split("\n"))

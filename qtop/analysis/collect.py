@@ -39,8 +39,8 @@ _FLOAT_OR_NONE = frozenset({float, type(None)})
 class IterationTable:
     """Iterations as columns; ``row`` numbers are the order they arrived in."""
 
-    __slots__ = ("_variant_ids", "end", "index", "latency", "metrics", "ok", "start", "times",
-                 "variant", "variants", "warmup")  # fmt: skip
+    __slots__ = ("_variant_ids", "end", "index", "latency", "metrics", "ok", "paced", "start",
+                 "times", "variant", "variants", "warmup")  # fmt: skip
 
     def __init__(self) -> None:
         self.variants: list[str] = []
@@ -55,6 +55,8 @@ class IterationTable:
         self.latency = array("d")
         self.index = array("q")
         self.metrics: dict[int, dict[str, float]] = {}
+        # Paced rows only (few runs are paced): row -> (lateness, missed).
+        self.paced: dict[int, tuple[float, bool]] = {}
 
     def __len__(self) -> int:
         return len(self.latency)
@@ -71,6 +73,8 @@ class IterationTable:
             self.metrics[len(self.latency)] = it.metrics
         if not it.end > it.start:
             self.times[len(self.latency)] = it.t
+        if it.lateness_s is not None:
+            self.paced[len(self.latency)] = (it.lateness_s, bool(it.missed))
         self.variant.append(self.variant_id(it.variant))
         self.warmup.append(it.phase == "warmup")
         self.ok.append(it.exit_status == 0)
@@ -86,6 +90,11 @@ class IterationTable:
             for k, metrics in enumerate(run.metrics):
                 if metrics:
                     self.metrics[base + k] = metrics
+        if run.lateness is not None:
+            missed = run.missed if run.missed is not None else [False] * n
+            for k, (lateness, miss) in enumerate(zip(run.lateness, missed, strict=True)):
+                if lateness is not None:
+                    self.paced[base + k] = (lateness, bool(miss))
         variants = run.variant
         if variants.count(variants[0]) == n:
             self.variant.extend(itertools.repeat(self.variant_id(variants[0]), n))
@@ -104,8 +113,10 @@ class IterationTable:
 
     def add_runs(self, runs: Sequence[IterationRun]) -> None:
         """``add_run`` of each run in turn, with each column extended once."""
-        if len(runs) == 1:
-            self.add_run(runs[0])
+        if len(runs) == 1 or any(run.lateness is not None for run in runs):
+            # Paced runs (few) keep their lateness per row: add_run knows how.
+            for run in runs:
+                self.add_run(run)
             return
         chain = itertools.chain.from_iterable
         if any(any(run.metrics) for run in runs):

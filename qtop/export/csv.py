@@ -36,6 +36,8 @@ ITERATION_COLUMNS: tuple[str, ...] = (
     "exit_status",
     "error",
 )
+# Added after the error column when any iteration was paced (``run.rate``).
+PACED_COLUMNS: tuple[str, ...] = ("scheduled_s", "lateness_s", "missed")
 
 
 def column_name(channel: ChannelInfo) -> str:
@@ -83,16 +85,22 @@ def write_samples_csv(events: Iterable[Event], out: TextIO) -> int:
 
 
 def write_iterations_csv(events: Iterable[Event], out: TextIO) -> int:
-    """Write one row per iteration, metrics as extra columns (sorted by name)."""
-    metrics = sorted(
-        {name for event in events if isinstance(event, Iteration) for name in event.metrics}
-    )
+    """Write one row per iteration, metrics as extra columns (sorted by name); the pacing
+    columns when any iteration was paced."""
+    names: set[str] = set()
+    paced = False
+    for event in events:
+        if isinstance(event, Iteration):
+            names.update(event.metrics)
+            paced = paced or event.scheduled is not None
+    metrics = sorted(names)
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([*ITERATION_COLUMNS, *map(plain, metrics)])
+    writer.writerow([*ITERATION_COLUMNS, *(PACED_COLUMNS if paced else ()), *map(plain, metrics)])
     rows = 0
     for it in events:
         if not isinstance(it, Iteration):
             continue
+        pacing = [_cell(it.scheduled), _cell(it.lateness_s), _cell(it.missed)] if paced else []
         writer.writerow(
             [
                 it.index,
@@ -103,6 +111,7 @@ def write_iterations_csv(events: Iterable[Event], out: TextIO) -> int:
                 _cell(it.latency_s),
                 it.exit_status,
                 _cell(it.error or ""),
+                *pacing,
                 *(_cell(it.metrics.get(name)) for name in metrics),
             ]
         )

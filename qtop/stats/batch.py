@@ -12,8 +12,8 @@ The result is the model ``apply`` would give, bit for bit, because each
 statistic still sees its own values in the same order, and everything else is
 a count, a minimum or a maximum. The caller keeps that true by batching only
 runs and samples (which touch different parts of the model) and applying the
-batch before any other event; a run with a failed iteration or with metrics
-goes the ordinary way.
+batch before any other event; a run with a failed iteration, with metrics or
+paced goes the ordinary way.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def apply_iteration_runs(model: SessionModel, runs: Sequence[IterationRun]) -> N
     """``model.apply_run`` of each run in turn."""
     if not runs:
         return
-    if any(any(run.status) or any(run.metrics) for run in runs):
+    if any(any(run.status) or any(run.metrics) or run.lateness is not None for run in runs):
         for run in runs:
             model.apply_run(run)
         return

@@ -33,6 +33,7 @@ from qtop.events import (
     ProfileReport,
     event_from_dict,
 )
+from qtop.stats.pacing import PacingFold
 from qtop.stats.quantiles import EXACT_LIMIT, LogSketch, RunningStats
 from qtop.stats.series import Series, point_from_row
 
@@ -138,6 +139,18 @@ class SeriesState(msgspec.Struct):
     pending: list[PointRow] | None = None
 
 
+class PacingState(msgspec.Struct):
+    """A paced run's fold as ``PacingFold.to_dict`` writes it."""
+
+    count: Int64
+    missed: Int64
+    lateness: StatsState
+    busy_s: Finite
+    first_start: Finite | None = None
+    last_start: Finite | None = None
+    last_end: Finite | None = None
+
+
 class ModelState(msgspec.Struct):
     """What ``SessionModel.snapshot`` writes (events stay dicts: checked by their own schema)."""
 
@@ -170,6 +183,7 @@ class ModelState(msgspec.Struct):
     t_first: Finite | None = None
     t_last: Finite | None = None
     end: dict[str, Any] | None = None
+    pacing: dict[str, PacingState] = {}
 
 
 def check_state(state: Any) -> ModelState:
@@ -285,6 +299,19 @@ def stats_of(state: StatsState, where: str) -> RunningStats:
     return stats
 
 
+def pacing_of(state: PacingState, where: str) -> PacingFold:
+    """A paced run's fold from its state (``PacingFold.to_dict``)."""
+    known = (state.first_start, state.last_start, state.last_end)
+    if not 0 <= state.missed <= state.count or (state.count and None in known):
+        raise StateError(f"pacing {where!r}: {state.missed} missed of {state.count}")
+    fold = PacingFold()
+    fold.count, fold.missed, fold.busy_s = state.count, state.missed, state.busy_s
+    fold.lateness = stats_of(state.lateness, where)
+    if state.count:
+        fold.first_start, fold.last_start, fold.last_end = known  # type: ignore[assignment]
+    return fold
+
+
 __all__ = [
     "End",
     "Header",
@@ -299,6 +326,7 @@ __all__ = [
     "event_of",
     "events_of",
     "optional_event",
+    "pacing_of",
     "series_of",
     "stats_of",
 ]
