@@ -113,6 +113,7 @@ class IterationsLine(msgspec.Struct, kw_only=True, tag_field="kind", tag="iterat
     scheduled: OptionalFloatColumn = None
     lateness_s: OptionalFloatColumn = None
     missed: OptionalBoolColumn = None
+    latency_uncertainty_s: OptionalFloatColumn = None
 
 
 class LogsLine(msgspec.Struct, kw_only=True, tag_field="kind", tag="logs"):
@@ -361,6 +362,9 @@ def _iterations(run: Sequence[Iteration]) -> dict[str, Any]:
     column("error", [it.error for it in run], None)
     if any(it.metrics for it in run):
         data["metrics"] = [it.metrics for it in run]
+    uncertainties = [it.latency_uncertainty_s for it in run]
+    if any(value is not None for value in uncertainties):
+        data["latency_uncertainty_s"] = columns.encode(uncertainties, None)
     if any(it.scheduled is not None for it in run):
         for name in ("scheduled", "lateness_s"):
             values = [getattr(it, name) for it in run]
@@ -540,6 +544,12 @@ def _iteration_run(line: IterationsLine) -> IterationRun:
             raise ColumnError(f"iterations.metrics: {len(line.metrics)} values for {n} events")
         metrics = line.metrics
     paced = _paced_columns(line, n)
+    uncertainty = None
+    if line.latency_uncertainty_s is not None:
+        uncertainty = columns.decode(
+            line.latency_uncertainty_s, n, None, "iterations.latency_uncertainty_s",
+            _check_optional_float, numbers=True,
+        )  # fmt: skip
     given_end = None
     if line.end is not None:
         given_end = columns.decode(line.end, n, 0.0, "iterations.end", _check_float, True)
@@ -574,6 +584,7 @@ def _iteration_run(line: IterationsLine) -> IterationRun:
         scheduled=paced[0],
         lateness=paced[1],
         missed=paced[2],
+        uncertainty=uncertainty,
     )
 
 

@@ -233,6 +233,7 @@ def sequences(draw):
                         latency_s=draw(finite),
                         exit_status=draw(st.integers(0, 1)),
                         metrics=draw(st.dictionaries(st.sampled_from("xy"), finite, max_size=2)),
+                        latency_uncertainty_s=draw(st.none() | finite),
                     )
                 )
                 seq["iteration"] += draw(st.sampled_from([1, 1, 1, 2]))
