@@ -227,7 +227,8 @@ class IterationRun:
     """
 
     __slots__ = ("_hosts", "ends", "error", "index", "latency", "lateness", "metrics", "missed",
-                 "n", "phase", "scheduled", "seq", "starts", "status", "variant")  # fmt: skip
+                 "n", "phase", "scheduled", "seq", "starts", "status", "uncertainty",
+                 "variant")  # fmt: skip
 
     def __init__(
         self,
@@ -246,6 +247,7 @@ class IterationRun:
         scheduled: list[float | None] | None = None,
         lateness: list[float | None] | None = None,
         missed: list[bool | None] | None = None,
+        uncertainty: list[float | None] | None = None,
     ) -> None:
         self.n = len(latency)
         self._hosts, self.seq, self.index, self.phase = hosts, seq, index, phase
@@ -253,6 +255,8 @@ class IterationRun:
         self.status, self.error, self.metrics = status, error, metrics
         # Paced runs only; None for a run without a schedule.
         self.scheduled, self.lateness, self.missed = scheduled, lateness, missed
+        # Wall latency only: the timer calibration's spread, None where there was none.
+        self.uncertainty = uncertainty
 
     @property
     def hosts(self) -> list[float | None]:
@@ -279,6 +283,7 @@ class IterationRun:
             scheduled=self.scheduled[k] if self.scheduled is not None else None,
             lateness_s=self.lateness[k] if self.lateness is not None else None,
             missed=self.missed[k] if self.missed is not None else None,
+            latency_uncertainty_s=self.uncertainty[k] if self.uncertainty is not None else None,
         )
 
     def events(self) -> list[Event]:

@@ -59,6 +59,10 @@ def _visible(match: re.Match[str]) -> str:
 
 def plain(text: str) -> str:
     """``text`` with every control character replaced by a visible escape."""
+    if text.isprintable():
+        # Nothing to replace (str.isprintable is false for every character the pattern
+        # matches), found in C: a report passes every line of its output through here.
+        return text
     return _UNSAFE.sub(_visible, text)
 
 

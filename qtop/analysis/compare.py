@@ -14,7 +14,6 @@ recording, so two variants of one session compare like two recordings.
 
 from __future__ import annotations
 
-import math
 import random
 import re
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ from typing import Any
 
 from qtop.analysis.drift import drift_note
 from qtop.analysis.energy import EnergyAnalysis
+from qtop.analysis.numeric import fsum
 from qtop.analysis.pacing import PacingSummary
 from qtop.analysis.plain import to_plain
 from qtop.analysis.resample import Dependence
@@ -161,7 +161,7 @@ def bootstrap_ratio(
         chosen = rng.choices(blocks, k=len(blocks))
         inferences = sum(c for _, c in chosen)
         if inferences:
-            out.append(math.fsum(e for e, _ in chosen) / inferences)
+            out.append(fsum([e for e, _ in chosen]) / inferences)
     return out
 
 

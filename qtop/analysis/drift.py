@@ -15,7 +15,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from qtop.analysis.numeric import median
@@ -74,7 +74,7 @@ def analyze_drift(
     """``times`` the midpoints (ascending) of the successful measured iterations, with their
     ``latencies``, ``starts`` and ``ends``; ``block_times`` when each block began."""
     ranges = split_blocks(block_times, times)
-    measured = math.fsum(ends[hi - 1] - starts[lo] for lo, hi in ranges)
+    measured = _total(ends[hi - 1] - starts[lo] for lo, hi in ranges)
     if len(ranges) >= 2:
         first, last = ranges[0], ranges[-1]
         segments = "first and last block"
@@ -103,8 +103,24 @@ def _temperature(series: ChannelSeries | None, t_from: float, t_to: float) -> fl
     return mean if mean is not None else series.value_at(t_to)
 
 
+def _total(values: Iterable[float]) -> float:
+    """The sum; infinite where a damaged recording's numbers overflow it."""
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        return math.inf
+
+
 def _slope_per_min(times: Sequence[float], latencies: Sequence[float]) -> float | None:
-    """Least-squares latency slope per minute, as a share of the median latency."""
+    """Least-squares latency slope per minute, as a share of the median latency (None
+    where there is none, or a damaged recording's numbers overflow it)."""
+    try:
+        return _least_squares_slope(times, latencies)
+    except (OverflowError, ZeroDivisionError):
+        return None
+
+
+def _least_squares_slope(times: Sequence[float], latencies: Sequence[float]) -> float | None:
     n = len(times)
     if n < 3:
         return None

@@ -189,13 +189,18 @@ def minimums(
 
 
 def _whole(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    number = _real(value)
+    return int(number) if number is not None else None
 
 
 def _real(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def estimate_from_quantile(

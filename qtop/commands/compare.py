@@ -102,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
     from qtop.errors import EXIT_FAILED, EXIT_OK, UsageError
     from qtop.record.reader import open_recording
     from qtop.report.summary import device_name
+    from qtop.textsafe import plain, plain_lines
 
     gates = [parse_gate(text) for text in args.max_regression]
     sides = [split_side(args.base), split_side(args.new)]
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         devices[path] = device_name(recording.header.device)
         analyses[path] = analyze(recording.events())
         for warning in recording.warnings():
-            sys.stderr.write(f"qtop compare: warning: {warning}\n")
+            sys.stderr.write(f"qtop compare: warning: {plain(warning)}\n")
     (base_path, base_variant), (new_path, new_variant) = sides
     comparison = compare_sessions(
         analyses[base_path],
@@ -139,8 +140,9 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         text = json.dumps(comparison.to_dict(), indent=2, allow_nan=False)
     elif args.format == "markdown":
-        text = render_comparison_markdown(comparison)
+        # Variant names and labels come from the recordings: no control character printed.
+        text = plain_lines(render_comparison_markdown(comparison))
     else:
-        text = render_comparison_text(comparison)
+        text = plain_lines(render_comparison_text(comparison))
     sys.stdout.write(text + "\n")
     return EXIT_FAILED if comparison.failed else EXIT_OK

@@ -18,8 +18,9 @@ from typing import Any
 
 from qtop.analysis.collect import Collected, Collector
 from qtop.analysis.session import SessionAnalysis, analyze_collected
-from qtop.events import IterationRun, LogRun
+from qtop.events import IterationRun, LogRun, Sample
 from qtop.record.reader import open_recording
+from qtop.stats import batch
 from qtop.stats.model import SessionModel, split_key
 from qtop.stats.quantiles import RunningStats
 
@@ -238,21 +239,53 @@ def summarize(
     return summarize_model(model, path, warnings, analysis)
 
 
+BATCH_RUNS = 512
+BATCH_SAMPLES = 512
+
+
 def summarize_recording(path: str | Path) -> tuple[RecordingSummary, SessionModel]:
-    """Fold a recording into a fresh model and a collector in one pass, and summarise."""
+    """Fold a recording into a fresh model and a collector in one pass, and summarise.
+
+    Runs of iterations and samples are folded in batches (``qtop.stats.batch``):
+    each batch goes in before any other event, so the model and the analysis
+    are what one event at a time gives, for a fraction of the calls.
+    """
     recording = open_recording(path)
-    model = SessionModel()
+    # The summary reads no chart series: the model keeps none.
+    model = SessionModel(charts=False)
     collector = Collector()
-    apply, apply_run = model.apply, model.apply_run
-    add, add_run = collector.add, collector.add_run
+    runs: list[IterationRun] = []
+    samples: list[Sample] = []
+
+    def flush() -> None:
+        if runs:
+            batch.apply_iteration_runs(model, runs)
+            collector.add_runs(runs)
+            runs.clear()
+        if samples:
+            batch.apply_samples(model, samples)
+            collector.add_samples(samples)
+            samples.clear()
+
     try:
         for item in recording.items():
-            if isinstance(item, IterationRun | LogRun):
-                apply_run(item)
-                add_run(item)
+            kind = type(item)
+            if kind is Sample:
+                samples.append(item)  # type: ignore[arg-type]
+                if len(samples) >= BATCH_SAMPLES:
+                    flush()
+            elif kind is IterationRun:
+                runs.append(item)  # type: ignore[arg-type]
+                if len(runs) >= BATCH_RUNS:
+                    flush()
+            elif kind is LogRun:
+                # Output lines touch neither what the batches change nor the analysis.
+                model.apply_run(item)  # type: ignore[arg-type]
             else:
-                apply(item)
-                add(item)
+                flush()
+                model.apply(item)  # type: ignore[arg-type]
+                collector.add(item)  # type: ignore[arg-type]
+        flush()
     finally:
         recording.close()
     summary = summarize(model, collector.finish(), str(path), tuple(recording.warnings()))

@@ -233,6 +233,7 @@ def sequences(draw):
                         latency_s=draw(finite),
                         exit_status=draw(st.integers(0, 1)),
                         metrics=draw(st.dictionaries(st.sampled_from("xy"), finite, max_size=2)),
+                        latency_uncertainty_s=draw(st.none() | finite),
                     )
                 )
                 seq["iteration"] += draw(st.sampled_from([1, 1, 1, 2]))
@@ -337,7 +338,7 @@ def test_damaged_lines_are_counted_and_named_never_fatal(tmp_path, line, problem
     labels = [e.label for e in recording.events() if isinstance(e, Marker)]
     assert labels == ["before", "after"]
     (warning,) = recording.warnings()
-    assert f"skipped 1 undecodable line(s) (line {at + 1})" in warning
+    assert f"skipped 1 undecodable line(s): line {at + 1}: " in warning
     assert problem in warning
 
 
