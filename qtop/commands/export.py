@@ -84,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
     writer: Callable[[Any, TextIO], int]
     if args.format == "jsonl":
         # One pass, nothing held: an hour of a busy run is millions of events.
-        events: Iterable[Event] = recording.events(keyframes=False)
+        # A generator here, a list for the writers that need two passes.
+        events: Any = recording.events(keyframes=False)
         writer, what = write_event_lines, "events"
     else:
         events = list(recording.events(keyframes=False))

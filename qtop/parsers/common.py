@@ -274,8 +274,8 @@ class ProfileBuilder:
             )
             graphs.setdefault(draft.graph, []).append(execute)
         sections = []
-        for (name, graph), metrics in self.sections.items():
-            flagged_metrics, count = _flag_ticks(metrics)
+        for (name, graph), section_metrics in self.sections.items():
+            flagged_metrics, count = _flag_ticks(section_metrics)
             flagged += count
             sections.append(Section(name=name, graph=graph, metrics=flagged_metrics))
         if flagged:

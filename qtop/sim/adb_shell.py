@@ -20,6 +20,7 @@ import socket
 import subprocess
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from qtop.sim.adb_wire import (
     CLOSE_STDIN,
@@ -152,11 +153,13 @@ class ShellSession:
         exited = asyncio.ensure_future(wait_exit(self.popen))
         drained = asyncio.ensure_future(asyncio.gather(*outputs, exited))
         try:
-            await asyncio.wait({drained, feeder}, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {drained, feeder}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         finally:
             # The feeder ends only when the client is gone (or broke the protocol).
             completed = drained.done() and not drained.cancelled() and not drained.exception()
-            for task in (feeder, drained, *outputs):
+            tasks: list[asyncio.Future[Any]] = [feeder, drained, *outputs]
+            for task in tasks:
                 task.cancel()
             await asyncio.gather(feeder, drained, *outputs, return_exceptions=True)
         if not completed:

@@ -23,6 +23,7 @@ import struct
 import subprocess
 import termios
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import asyncssh
 
@@ -32,7 +33,12 @@ _CHUNK = 65536
 async def _readable(fd: int) -> None:
     loop = asyncio.get_running_loop()
     ready = loop.create_future()
-    loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(fd, wake)
     try:
         await ready
     finally:
@@ -42,7 +48,12 @@ async def _readable(fd: int) -> None:
 async def _writable(fd: int) -> None:
     loop = asyncio.get_running_loop()
     ready = loop.create_future()
-    loop.add_writer(fd, lambda: ready.done() or ready.set_result(None))
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_writer(fd, wake)
     try:
         await ready
     finally:
@@ -195,11 +206,13 @@ class Session:
         finished = asyncio.ensure_future(asyncio.gather(*pumps, exited))
         completed = False
         try:
-            await asyncio.wait({finished, closed}, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {finished, closed}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             completed = finished.done()
         finally:
             # Stop every reader and writer before closing descriptors they watch.
-            for task in (feeder, closed, finished, *pumps):
+            tasks: list[asyncio.Future[Any]] = [feeder, closed, finished, *pumps]
+            for task in tasks:
                 task.cancel()
             await asyncio.gather(feeder, closed, finished, *pumps, return_exceptions=True)
         if not completed or process.is_closing():

@@ -545,8 +545,8 @@ class SessionModel:
         self.probe_warnings = [str(text) for text in state.get("probe_warnings", [])]
         self.markers.extend(event_from_dict(e) for e in state["markers"])  # type: ignore[misc]
         self.profile_reports = {
-            k: event_from_dict(v)
-            for k, v in state["profile_reports"].items()  # type: ignore[misc]
+            k: event_from_dict(v)  # type: ignore[misc]
+            for k, v in state["profile_reports"].items()
         }
         self.profile_report_count = int(state["profile_report_count"])
         state_name, detail, disconnects, reconnects, gaps, gap_seconds = state["link"]

@@ -57,8 +57,10 @@ class ToolBoard(Protocol):
 
     config: SimConfig
     npu: NpuArbiter
-    ground_truth: GroundTruthLog
     sim_root: Path
+
+    @property
+    def ground_truth(self) -> GroundTruthLog: ...
 
     def snapshot(self) -> Snapshot: ...
 
