@@ -13,7 +13,7 @@ from typing import Any
 from qtop.analysis.energy import EnergyAnalysis
 from qtop.analysis.session import SessionAnalysis, VariantAnalysis
 from qtop.analysis.thermal import ThermalAnalysis, fit_problem
-from qtop.report.table import MISSING, fmt, markdown_table, text_table
+from qtop.table import MISSING, fmt, markdown_table, text_table
 
 # Appended to a figure that is there but cannot be trusted (too few sensor readings).
 INVALID_MARK = " (invalid)"

@@ -18,7 +18,7 @@ from qtop.profiling.aggregate import (
     sort_ops,
 )
 from qtop.profiling.model import GenieQuery, Metric, Number, ParsedProfile
-from qtop.report.table import MISSING, text_table
+from qtop.table import MISSING, text_table
 
 EXECUTE_ROWS_SHOWN = 12
 MAX_METRIC_COLUMNS = 8

@@ -16,7 +16,7 @@ from typing import Any
 
 from qtop.analysis.render import marked, render_markdown, render_text, summary_row
 from qtop.report.summary import RecordingSummary, VariantSummary
-from qtop.report.table import fmt, markdown_table, text_table
+from qtop.table import fmt, markdown_table, text_table
 
 FORMATS = ("text", "markdown", "json", "csv")
 
