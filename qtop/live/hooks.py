@@ -54,10 +54,6 @@ class DeviceAccess:
     ) -> CommandResult:
         return await self._transport.run(join(argv), timeout=timeout)
 
-    async def read_file(self, path: str, timeout: float = control.CONTROL_TIMEOUT_S) -> bytes:
-        result = await self._transport.run(join(["cat", "--", path]), timeout=timeout)
-        return result.stdout if result.exit_status == 0 else b""
-
 
 class ProcessHook(Protocol):
     async def __call__(self, exit: ProcessExit, device: DeviceAccess) -> HookResult: ...

@@ -219,9 +219,6 @@ class ExecuteDraft:
     metrics: list[Metric] = field(default_factory=list)
     ops: list[OpDraft] = field(default_factory=list)
 
-    def has_metric(self, key: str, unit: str) -> bool:
-        return any(m.unit == unit and m.key == key for m in self.metrics)
-
 
 class ProfileBuilder:
     """Collects what a parser finds, then freezes it into a ``ParsedProfile``."""

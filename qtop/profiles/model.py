@@ -547,9 +547,6 @@ class RunProfile:
         example=[{"from": "artifacts/", "to": "/data/local/tmp/prismml/"}],
     )
 
-    def variant_names(self) -> tuple[str, ...]:
-        return tuple(v.name for v in self.variants) or ("",)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Profile:

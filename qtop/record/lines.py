@@ -148,10 +148,6 @@ def kind_of(data: bytes) -> str | None:
     return data[9:end].decode("ascii", "replace") if end > 9 else None
 
 
-def is_known_kind(kind: str) -> bool:
-    return kind in _KNOWN_KINDS
-
-
 def dumps(data: dict[str, Any]) -> bytes:
     """One line: compact JSON, UTF-8, no NaN (raises ValueError), newline."""
     return (

@@ -18,8 +18,6 @@ from qtop.analysis.render import marked, render_markdown, render_text, summary_r
 from qtop.report.summary import RecordingSummary, VariantSummary
 from qtop.table import fmt, markdown_table, text_table
 
-FORMATS = ("text", "markdown", "json", "csv")
-
 RESULT_HEADERS = (
     "config", "n", "valid", "P50 ms", "P95 ms", "P99 ms", "energy/inf mJ", "net mJ",
     "peak mem MB", "stability", "onset s", "slowdown", "peak °C", "failed",

@@ -160,9 +160,6 @@ class ToolContext:
         self.signal = name
         self._interrupt.set()
 
-    def interrupted(self) -> bool:
-        return self._interrupt.is_set()
-
     def sleep_until(self, deadline: float) -> bool:
         """Sleep until ``deadline`` (monotonic); False when a signal or a drop cut it short."""
         while True:
