@@ -33,7 +33,7 @@ from qtop.sim.adb_wire import (
     packet,
     read_packet,
 )
-from qtop.sim.sessions import read_fd, wait_exit, write_fd
+from qtop.sim.sessions import device_signals, read_fd, wait_exit, write_fd
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +125,7 @@ class ShellSession:
                 start_new_session=True,
                 # adbd ignores SIGPIPE and resets it for the child; Python does the same.
                 restore_signals=True,
+                preexec_fn=device_signals,
             )
         finally:
             theirs.close()

@@ -119,7 +119,19 @@ def _set_window(fd: int, size: tuple[int, int, int, int]) -> None:
         fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, width, height))
 
 
+def device_signals() -> None:
+    """In a board process before its exec: signals as a device's sshd or adbd leaves them.
+
+    Whatever runs the simulator (nohup, a background job of a script) may ignore SIGHUP
+    or SIGINT, and an ignored signal stays ignored across exec: the board's shells
+    would then survive a hang-up and a command its SIGINT, as on no real device.
+    """
+    for number in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT):
+        signal.signal(number, signal.SIG_DFL)
+
+
 def _take_controlling_tty() -> None:
+    device_signals()
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
@@ -175,6 +187,7 @@ class Session:
             cwd=self.cwd,
             env=self.env,
             start_new_session=True,
+            preexec_fn=device_signals,
         )
         assert popen.stdin and popen.stdout and popen.stderr
         # Detach the descriptors from the Popen file objects: we own and close them.
