@@ -90,12 +90,20 @@ async def test_only_the_local_user_with_the_client_key_gets_in(sim: RunningSim) 
 
 async def test_a_process_outlives_its_channel(sim: RunningSim) -> None:
     marker = sim.board.home / "still-running"
+    go = sim.board.home / "go"
     async with connect(sim) as conn:
-        process = await conn.create_process(f"sleep 0.4; echo alive > {marker}")
+        process = await conn.create_process(
+            f"while [ ! -e {go} ]; do sleep 0.05; done; echo alive > {marker}"
+        )
         process.close()
         await process.wait_closed()
     assert not marker.exists()
-    await asyncio.sleep(0.8)
+    go.touch()
+    # Told to go on after its channel closed, it does (30 s: a hang guard).
+    deadline = asyncio.get_running_loop().time() + 30
+    while not marker.exists() or not marker.read_text():
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.05)
     assert marker.read_text() == "alive\n"
 
 
