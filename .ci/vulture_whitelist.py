@@ -13,6 +13,7 @@ _.n_new  # qtop/analysis/variability.py
 _.op_cycles  # qtop/profiling/aggregate.py
 _.op_wait_cycles  # qtop/profiling/aggregate.py
 _.warm_load_times_us  # qtop/profiling/model.py
+_.hub_name  # qtop/profiling/against.py
 # An event field: encoded into every recording and read back by msgspec.
 _.latency_uncertainty_s  # qtop/events.py
 # argparse reads it: negative numbers are values, not options.
@@ -26,3 +27,10 @@ _.exc_type
 _.frequent_keyframes  # tests/unit/test_recording_format.py
 # The one fixture file qtop must refuse to read as a profile.
 _.REFUSED  # tests/parsers/profiler_fixtures.py
+# reprlib reads its Repr's limits.
+_.maxlevel
+_.maxstring
+_.maxother
+_.maxlist
+_.maxdict
+_.maxtuple

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import shlex
 import sys
 import traceback
 from collections.abc import Sequence
@@ -80,7 +81,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _debug_command(argv: Sequence[str]) -> str:
+    """The same command line with --debug where qtop takes it: before the subcommand."""
+    from qtop.textsafe import plain
+
+    return plain(shlex.join(["qtop", "--debug", *(word for word in argv if word != "--debug")]))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
@@ -102,9 +111,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if args.debug:
             traceback.print_exc()
+            fix = "this is a bug in qtop; please report it with the traceback above"
+        else:
+            command = _debug_command(argv)
+            fix = f"this is a bug in qtop; report it with the traceback this shows: {command}"
         sys.stderr.write(
-            f"qtop {args.command}: internal error: {type(exc).__name__}: {exc}\n"
-            "  fix: this is a bug in qtop; run again with --debug and report the traceback\n"
+            f"qtop {args.command}: internal error: {type(exc).__name__}: {exc}\n  fix: {fix}\n"
         )
         return EXIT_FAILED
 

@@ -125,6 +125,11 @@ class Iteration(Event, tag="iteration", frozen=True):
     metrics: dict[str, Finite] = {}
     # Wall latency only: the spread of the device timer's calibration (half its IQR), seconds.
     latency_uncertainty_s: Finite | None = None
+    # Paced runs (``run.rate``): the arrival the schedule gave it (device time), how late it
+    # started after that, and whether it ended later than the deadline after its arrival.
+    scheduled: Finite | None = None
+    lateness_s: Finite | None = None
+    missed: bool | None = None
 
 
 class PhaseChange(Event, tag="phase", frozen=True):
@@ -219,8 +224,8 @@ class IterationRun:
     they are; ``events()`` gives the same ``Iteration`` objects one by one.
     """
 
-    __slots__ = ("_hosts", "ends", "error", "index", "latency", "metrics", "n", "phase", "seq",
-                 "starts", "status", "variant")  # fmt: skip
+    __slots__ = ("_hosts", "ends", "error", "index", "latency", "lateness", "metrics", "missed",
+                 "n", "phase", "scheduled", "seq", "starts", "status", "variant")  # fmt: skip
 
     def __init__(
         self,
@@ -236,11 +241,16 @@ class IterationRun:
         status: list[int],
         error: list[str | None],
         metrics: list[dict[str, float]] | list[None],
+        scheduled: list[float | None] | None = None,
+        lateness: list[float | None] | None = None,
+        missed: list[bool | None] | None = None,
     ) -> None:
         self.n = len(latency)
         self._hosts, self.seq, self.index, self.phase = hosts, seq, index, phase
         self.variant, self.starts, self.ends, self.latency = variant, starts, ends, latency
         self.status, self.error, self.metrics = status, error, metrics
+        # Paced runs only; None for a run without a schedule.
+        self.scheduled, self.lateness, self.missed = scheduled, lateness, missed
 
     @property
     def hosts(self) -> list[float | None]:
@@ -264,6 +274,9 @@ class IterationRun:
             exit_status=self.status[k],
             error=self.error[k],
             metrics=metrics if metrics is not None else {},
+            scheduled=self.scheduled[k] if self.scheduled is not None else None,
+            lateness_s=self.lateness[k] if self.lateness is not None else None,
+            missed=self.missed[k] if self.missed is not None else None,
         )
 
     def events(self) -> list[Event]:

@@ -38,8 +38,8 @@ _NO_METRICS: dict[str, float] = {}
 class IterationTable:
     """Iterations as columns; ``row`` numbers are the order they arrived in."""
 
-    __slots__ = ("_variant_ids", "end", "index", "latency", "metrics", "ok", "start", "times",
-                 "variant", "variants", "warmup")  # fmt: skip
+    __slots__ = ("_variant_ids", "end", "index", "latency", "metrics", "ok", "paced", "start",
+                 "times", "variant", "variants", "warmup")  # fmt: skip
 
     def __init__(self) -> None:
         self.variants: list[str] = []
@@ -54,6 +54,8 @@ class IterationTable:
         self.latency = array("d")
         self.index = array("q")
         self.metrics: dict[int, dict[str, float]] = {}
+        # Paced rows only (few runs are paced): row -> (lateness, missed).
+        self.paced: dict[int, tuple[float, bool]] = {}
 
     def __len__(self) -> int:
         return len(self.latency)
@@ -70,6 +72,8 @@ class IterationTable:
             self.metrics[len(self.latency)] = it.metrics
         if not it.end > it.start:
             self.times[len(self.latency)] = it.t
+        if it.lateness_s is not None:
+            self.paced[len(self.latency)] = (it.lateness_s, bool(it.missed))
         self.variant.append(self.variant_id(it.variant))
         self.warmup.append(it.phase == "warmup")
         self.ok.append(it.exit_status == 0)
@@ -85,6 +89,11 @@ class IterationTable:
             for k, metrics in enumerate(run.metrics):
                 if metrics:
                     self.metrics[base + k] = metrics
+        if run.lateness is not None:
+            missed = run.missed if run.missed is not None else [False] * n
+            for k, (lateness, miss) in enumerate(zip(run.lateness, missed, strict=True)):
+                if lateness is not None:
+                    self.paced[base + k] = (lateness, bool(miss))
         variants = run.variant
         if variants.count(variants[0]) == n:
             self.variant.extend(itertools.repeat(self.variant_id(variants[0]), n))

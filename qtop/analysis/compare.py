@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from qtop.analysis.energy import EnergyAnalysis
+from qtop.analysis.pacing import PacingSummary
 from qtop.analysis.plain import to_plain
 from qtop.analysis.resample import Dependence
 from qtop.analysis.session import SessionAnalysis, VariantAnalysis
@@ -115,6 +116,9 @@ class VariantComparison:
     base_dependence: Dependence | None = None
     new_dependence: Dependence | None = None
     notes: tuple[str, ...] = ()
+    # Paced runs: deadline misses, achieved rate and duty cycle of each side's first repetition.
+    base_pacing: PacingSummary | None = None
+    new_pacing: PacingSummary | None = None
 
     def delta(self, metric: str) -> MetricDelta | None:
         return next((d for d in self.deltas if d.metric == metric), None)
@@ -331,6 +335,8 @@ def compare_variants(
         base_dependence=base_dep,
         new_dependence=new_dep,
         notes=tuple(notes),
+        base_pacing=base.first.pacing,
+        new_pacing=new.first.pacing,
     )
 
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from qtop.analysis.energy import EnergyAnalysis
+from qtop.analysis.pacing import PacingSummary, describe
 from qtop.analysis.session import SessionAnalysis, VariantAnalysis
 from qtop.analysis.thermal import ThermalAnalysis, fit_problem
 from qtop.table import MISSING, fmt, markdown_table, text_table
@@ -35,6 +36,9 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "onset_s",
     "sustained_slowdown",
     "peak_temperature_c",
+    "miss_fraction",
+    "achieved_rate_hz",
+    "duty_cycle",
 )
 SUMMARY_HEADERS: tuple[str, ...] = (
     "config",
@@ -258,17 +262,42 @@ def _session_notes(analysis: SessionAnalysis) -> list[str]:
     return [note for note in analysis.notes if note not in shown]
 
 
+def pacing_lines(pacing: PacingSummary) -> list[str]:
+    return [describe(pacing)]
+
+
+def _sections(
+    variant: VariantAnalysis, analysis: SessionAnalysis, titled: bool
+) -> list[tuple[str, list[str]]]:
+    """Latency, pacing (a paced run), thermal and energy: the thermal section of a paced
+    run starts with its duty cycle, since a paced run heats less than a saturated one."""
+    thermal = thermal_lines(variant.thermal, variant.t_start)
+    sections = [
+        (
+            "Latency" if titled else "latency",
+            latency_lines(variant, analysis.timer_overhead_s, analysis.latency_source),
+        )
+    ]
+    pacing = variant.pacing
+    if pacing is not None:
+        sections.append(("Pacing" if titled else "pacing", pacing_lines(pacing)))
+        if pacing.duty_cycle is not None:
+            thermal = [
+                f"at a duty cycle of {pacing.duty_cycle:.0%} (busy share of the run, paced "
+                f"at {pacing.target_rate_hz or 0:.4g}/s)",
+                *thermal,
+            ]
+    sections.append(("Thermal" if titled else "thermal", thermal))
+    sections.append(("Energy" if titled else "energy", energy_lines(variant.energy)))
+    return sections
+
+
 def render_text(analysis: SessionAnalysis, indent: str = "  ") -> str:
     """The analysis of every variant as indented plain text."""
     out: list[str] = []
     for variant in analysis.variants:
         out.append(f"analysis{_title(variant)}:")
-        sections = (
-            ("latency", latency_lines(variant, analysis.timer_overhead_s, analysis.latency_source)),
-            ("thermal", thermal_lines(variant.thermal, variant.t_start)),
-            ("energy", energy_lines(variant.energy)),
-        )
-        for name, lines in sections:
+        for name, lines in _sections(variant, analysis, titled=False):
             out.append(f"{indent}{name}:")
             out += [f"{indent * 2}{line}" for line in lines]
         if variant.timeline:
@@ -285,12 +314,7 @@ def render_markdown(analysis: SessionAnalysis, heading_level: int = 3) -> str:
     out: list[str] = []
     for variant in analysis.variants:
         out.append(f"{hashes} Analysis{_title(variant)}")
-        sections = (
-            ("Latency", latency_lines(variant, analysis.timer_overhead_s, analysis.latency_source)),
-            ("Thermal", thermal_lines(variant.thermal, variant.t_start)),
-            ("Energy", energy_lines(variant.energy)),
-        )
-        for name, lines in sections:
+        for name, lines in _sections(variant, analysis, titled=True):
             out.append(f"**{name}**\n\n" + "\n".join(f"- {line}" for line in lines))
         if variant.timeline:
             window = analysis.parameters.stability_window_s
@@ -307,7 +331,7 @@ def render_markdown(analysis: SessionAnalysis, heading_level: int = 3) -> str:
 
 def summary_row(label: str, variant: VariantAnalysis) -> dict[str, Any]:
     """Raw values (SI units, ratios) keyed by SUMMARY_COLUMNS, for JSON and CSV."""
-    thermal, energy = variant.thermal, variant.energy
+    thermal, energy, pacing = variant.thermal, variant.energy, variant.pacing
     config = f"{label} {variant.name}".strip() if label else variant.name
     return {
         "config": config,
@@ -326,6 +350,9 @@ def summary_row(label: str, variant: VariantAnalysis) -> dict[str, Any]:
         "onset_s": thermal.onset_offset_s if thermal else None,
         "sustained_slowdown": thermal.sustained_slowdown if thermal else None,
         "peak_temperature_c": thermal.peak_temperature_c if thermal else None,
+        "miss_fraction": pacing.miss_fraction if pacing else None,
+        "achieved_rate_hz": pacing.achieved_rate_hz if pacing else None,
+        "duty_cycle": pacing.duty_cycle if pacing else None,
     }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from qtop.analysis.compare import Comparison, MetricDelta, VariantComparison
+from qtop.analysis.pacing import PacingSummary
 from qtop.analysis.render import marked
 from qtop.analysis.resample import Dependence
 from qtop.table import fmt, markdown_table, text_table
@@ -57,7 +58,39 @@ def _rows(variant: VariantComparison) -> list[list[str]]:
     base_o, new_o = variant.base_onset_s, variant.new_onset_s
     onset_change = f"{new_o - base_o:+.1f} s" if base_o is not None and new_o is not None else "—"
     rows.append(["onset s", fmt(base_o, 1), fmt(new_o, 1), onset_change, "—"])
+    return rows + _pacing_rows(variant)
+
+
+def _pacing_rows(variant: VariantComparison) -> list[list[str]]:
+    """Deadline misses (change in points), achieved rate and duty cycle of paced runs."""
+    base, new = variant.base_pacing, variant.new_pacing
+    if base is None and new is None:
+        return []
+
+    def share(pacing: PacingSummary | None, name: str) -> float | None:
+        return getattr(pacing, name) if pacing is not None else None
+
+    rows = []
+    for label, name in (("deadline misses", "miss_fraction"), ("duty cycle", "duty_cycle")):
+        b, n = share(base, name), share(new, name)
+        change = f"{(n - b) * 100:+.1f} pt" if b is not None and n is not None else "—"
+        rows.append([label, _percent(b), _percent(n), change, "—"])
+    b, n = share(base, "achieved_rate_hz"), share(new, "achieved_rate_hz")
+    rows.insert(
+        1,
+        [
+            "achieved rate /s",
+            fmt(b, 3),
+            fmt(n, 3),
+            _change(n / b - 1 if b and n is not None else None),
+            "—",
+        ],
+    )
     return rows
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1%}"
 
 
 def _variant_title(variant: VariantComparison) -> str:

@@ -36,6 +36,7 @@ from qtop.analysis.latency import (
     metric_stats,
     outlier_hints,
 )
+from qtop.analysis.pacing import PacingSummary, summarize_pacing
 from qtop.analysis.plain import to_plain
 from qtop.analysis.thermal import ThermalAnalysis, analyze_thermal
 from qtop.analysis.timeline import TimelineRow, timeline
@@ -45,6 +46,7 @@ from qtop.events import (
     Header,
     PhaseChange,
 )
+from qtop.stats.pacing import PacingFold
 
 DEFAULT_WINDOW_S = 10.0
 DEFAULT_HOLD_S = 10.0
@@ -90,6 +92,8 @@ class VariantAnalysis:
     latencies_s: tuple[float, ...] = field(
         default=(), repr=False, compare=False, metadata={"export": False}
     )
+    # Paced runs: deadline misses, lateness, achieved rate and duty cycle.
+    pacing: PacingSummary | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,7 +344,21 @@ def _analyze_variant(
         t_start=t_start,
         t_end=t_end,
         latencies_s=tuple(ordered_latencies),
+        pacing=summarize_pacing(_pacing_fold(table, table.variant_id(name)), data.header),
     )
+
+
+def _pacing_fold(table: IterationTable, variant_id: int) -> PacingFold | None:
+    """The measured paced iterations of one variant, failed ones too (they missed)."""
+    if not table.paced:
+        return None
+    fold = PacingFold()
+    variant, warmup, start, end = table.variant, table.warmup, table.start, table.end
+    for row in sorted(table.paced):
+        if variant[row] == variant_id and not warmup[row]:
+            lateness, missed = table.paced[row]
+            fold.add(start[row], end[row], lateness, missed)
+    return fold
 
 
 class _VariantRows:

@@ -20,7 +20,8 @@ Export a recording for other tools.
                      channel named <channel id>_<unit> (sorted, stable); an
                      unreadable sensor is an empty cell. --table iterations
                      writes one row per iteration instead (latency, phase,
-                     variant, exit status, and the tool's metrics).
+                     variant, exit status, a paced run's scheduled start,
+                     lateness and deadline miss, and the tool's metrics).
   --format perfetto  a Chrome/Perfetto JSON trace: iterations as slices (one
                      track per variant), phases, markers and link gaps, and
                      every sensor as a counter track. Open it at

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 
+from qtop.device.arrivals import arrivals_file
 from qtop.device.probe import ProbeResult
 from qtop.device.sensors import COMMAND_RSS, ODPM_ENERGY, SensorPlan, selected
 from qtop.errors import UsageError
@@ -158,7 +159,8 @@ def _plan_sh(profile: Profile, plan_shell: str, run_id: str, options: RunOptions
         "QTOP_ITERATIONS": "" if run.iterations is None else str(run.iterations),
         "QTOP_DURATION_US": _us(run.duration_s),
         "QTOP_DURATION_MS": _ms(run.duration_s),
-        "QTOP_PERIOD_US": _us(period),
+        "QTOP_PERIOD_US": _us(period) if run.schedule == "fixed" else "",
+        "QTOP_ARRIVALS": "1" if run.rate_hz is not None and run.schedule == "poisson" else "",
         "QTOP_TIMEOUT_MS": _ms(run.timeout_s),
         "QTOP_MAX_FAILURES": str(run.max_consecutive_failures),
         "QTOP_VARIANTS": str((len(run.variants) or 1) * run.repeat),
@@ -292,6 +294,9 @@ def build_run_plan(
     files["plan.sh"] = _plan_sh(profile, shell, run_id, options)
     files["tick.sh"] = _tick_sh(sensors)
     files["cooldown.sh"] = _cooldown_sh(profile, probe)
+    arrivals = arrivals_file(profile)
+    if arrivals is not None:
+        files["arrivals"] = arrivals
     slots = _slots(profile)
     for index, (_, command, env) in enumerate(slots, start=1):
         files[f"variant_{index}.sh"] = _variant_sh(command, base_env, env)

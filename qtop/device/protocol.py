@@ -112,6 +112,8 @@ class ProcessLine(Line):
     end_us: int
     exit_status: int
     timed_out: bool
+    # When a paced run's schedule said it should start (None: not paced).
+    scheduled_us: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +133,7 @@ class ProtocolError(ValueError):
 _ESCAPES = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
 _ESCAPE = re.compile(r"\\(.?)", re.DOTALL)
 # The number of fields after TAG, SEQ and TIME; S has a slot and one value per read.
-_FIELDS = {"K": 5, "Q": 0, "C": 1, "P": 5, "E": 2, "L": 2, "F": 3, "I": 8, "X": 4}
+_FIELDS = {"K": 5, "Q": 0, "C": 1, "P": 5, "E": 2, "L": 2, "F": 3, "I": 9, "X": 4}
 
 
 def _unescape_one(match: re.Match[str]) -> str:
@@ -229,6 +231,7 @@ def parse_line(text: str) -> Line:
             _int(rest[5], "end"),
             _int(rest[6], "status"),
             rest[7] == "1",
+            _optional_int(rest[8], "scheduled"),
         )
     return RunEndLine(
         seq,

@@ -25,6 +25,8 @@ ITERATION_COLUMNS: tuple[str, ...] = (
     "exit_status",
     "error",
 )
+# Added after the error column when any iteration was paced (``run.rate``).
+PACED_COLUMNS: tuple[str, ...] = ("scheduled_s", "lateness_s", "missed")
 
 
 def column_name(channel: ChannelInfo) -> str:
@@ -73,9 +75,11 @@ def write_iterations_csv(events: Sequence[Event], out: TextIO) -> int:
     """Write one row per iteration, metrics as extra columns (sorted by name)."""
     iterations = [e for e in events if isinstance(e, Iteration)]
     metrics = sorted({name for it in iterations for name in it.metrics})
+    paced = any(it.scheduled is not None for it in iterations)
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([*ITERATION_COLUMNS, *metrics])
+    writer.writerow([*ITERATION_COLUMNS, *(PACED_COLUMNS if paced else ()), *metrics])
     for it in iterations:
+        pacing = [_cell(it.scheduled), _cell(it.lateness_s), _cell(it.missed)] if paced else []
         writer.writerow(
             [
                 it.index,
@@ -86,6 +90,7 @@ def write_iterations_csv(events: Sequence[Event], out: TextIO) -> int:
                 _cell(it.latency_s),
                 it.exit_status,
                 it.error or "",
+                *pacing,
                 *(_cell(it.metrics.get(name)) for name in metrics),
             ]
         )

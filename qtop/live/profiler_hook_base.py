@@ -5,18 +5,25 @@ the hook's state and keeps it only when the process is handled completely (a
 dropped link repeats the call from the same state), and it remembers the last
 result (a drop after the hook, while the device is told to advance, gets the
 same events again). Subclasses implement ``_handle`` for their latency source.
+
+A viewer render is parsed twice over, lazily: every process needs only its
+executes' root metrics and the stats sections (latency, de-init), which the
+text parser reads without the per-op lines (``ops=False``, the same graphs and
+metrics as the full parse); the full parse, ops and all, runs only for the
+processes whose report is sent.
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from qtop.live import profiler_fetch as fetch
 from qtop.live.hooks import DeviceAccess, HookResult
 from qtop.live.profiler_state import CLEANUP_BATCH, HookState, ProcessEvents, VariantProgress
 from qtop.live.translate import ProcessExit, ProfilerFile
-from qtop.parsers import ProfilerParseError, parse, parse_auto
+from qtop.parsers import ProfilerParseError, parse, parse_auto, qnn_viewer_text
 from qtop.profiles import Profile, ProfilerOutput
 from qtop.profiling.model import ParsedProfile
 from qtop.transport.base import LinkDown
@@ -25,8 +32,25 @@ REPORT_EVERY_S = 30.0
 TEXT_KIND = "qnn-viewer-text"
 OPTRACE_KIND = "optrace"
 GENIE_KIND = "genie-profile"
+# A profiler file bigger than this is not parsed (a render of a long run is a few MB);
+# whatever the device sends, the hook must not spend minutes on one process.
+MAX_PROFILE_CHARS = 200 * 10**6
 
-Parsed = list[tuple[ProfilerFile, ParsedProfile]]
+
+@dataclass(slots=True)
+class Rendered:
+    """One log's text render: its timing (executes and sections, no ops), the full parse later."""
+
+    file: ProfilerFile
+    text: str
+    timing: ParsedProfile
+    _full: ParsedProfile | None = field(default=None, repr=False)
+
+    def full(self) -> ParsedProfile:
+        """The whole profile, ops included (parsed on the first call)."""
+        if self._full is None:
+            self._full = qnn_viewer_text.parse(self.text, self.file.original)
+        return self._full
 
 
 class ProfilerHook:
@@ -86,9 +110,24 @@ class ProfilerHook:
     # --- helpers ------------------------------------------------------------
 
     def _parse(
-        self, kind: str | None, text: str, file: ProfilerFile, out: ProcessEvents
+        self,
+        kind: str | None,
+        text: str,
+        file: ProfilerFile,
+        out: ProcessEvents,
+        ops: bool = True,
     ) -> ParsedProfile | None:
+        if len(text) > MAX_PROFILE_CHARS:
+            out.warn_once(
+                "too-big",
+                f"the profiler output of process {out.exit.process} is {len(text) / 1e6:.3g} MB, "
+                f"more than the {MAX_PROFILE_CHARS / 1e6:.3g} MB qtop parses; it was not read "
+                "(fix: profile fewer inferences per process, or a lower --profiling_level)",
+            )
+            return None
         try:
+            if kind == TEXT_KIND and not ops:
+                return qnn_viewer_text.parse(text, file.original, ops=False)
             if kind is None:
                 return parse_auto(text, file.original)
             return parse(kind, text, file.original)
@@ -126,9 +165,9 @@ class ProfilerHook:
 
     async def _text(
         self, exit: ProcessExit, device: DeviceAccess, out: ProcessEvents
-    ) -> tuple[Parsed, list[str]]:
-        """Each log of the process rendered as text and parsed; the problems on the way."""
-        parsed: Parsed = []
+    ) -> tuple[list[Rendered], list[str]]:
+        """Each log of the process rendered as text, its timing parsed; the problems on the way."""
+        rendered: list[Rendered] = []
         problems: list[str] = []
         state = out.state
         for file in exit.outputs:
@@ -144,15 +183,19 @@ class ProfilerHook:
                 out.warn_once("viewer", f"process {exit.process}: {problem}")
                 problems.append(problem)
                 continue
-            profile = self._parse(TEXT_KIND, fetched.text, file, out)
-            if profile is None:
+            timing = self._parse(TEXT_KIND, fetched.text, file, out, ops=False)
+            if timing is None:
                 problems.append(f"its log {file.original} could not be parsed")
             else:
-                parsed.append((file, profile))
-        return parsed, problems
+                rendered.append(Rendered(file, fetched.text, timing))
+        return rendered, problems
 
     async def _report(
-        self, exit: ProcessExit, device: DeviceAccess, out: ProcessEvents, text: Parsed | None
+        self,
+        exit: ProcessExit,
+        device: DeviceAccess,
+        out: ProcessEvents,
+        text: list[Rendered] | None,
     ) -> None:
         """The process's reports, in the profiler's own format where it has one."""
         kind = self.profiler.kind
@@ -171,14 +214,18 @@ class ProfilerHook:
             text = await self._optrace_reports(exit, device, out, text)
         elif text is None:
             text, _ = await self._text(exit, device, out)
-        for file, profile in text:
-            out.report(file, profile)
+        for rendered in text:
+            out.report(rendered.file, rendered.full())
 
     async def _optrace_reports(
-        self, exit: ProcessExit, device: DeviceAccess, out: ProcessEvents, text: Parsed | None
-    ) -> Parsed:
+        self,
+        exit: ProcessExit,
+        device: DeviceAccess,
+        out: ProcessEvents,
+        text: list[Rendered] | None,
+    ) -> list[Rendered]:
         """Reports from the optrace render; the text render's for the files it failed on."""
-        fallback: Parsed = []
+        fallback: list[Rendered] = []
         for number, file in enumerate(exit.outputs):
             output = f"{fetch.stored_prefix(device.run_dir, exit.process)}chrometrace{number}.json"
             fetched = await fetch.render_optrace(
@@ -195,5 +242,5 @@ class ProfilerHook:
                 continue
             if text is None:
                 text, _ = await self._text(exit, device, out)
-            fallback += [(f, p) for f, p in text if f == file]
+            fallback += [rendered for rendered in text if rendered.file == file]
         return fallback

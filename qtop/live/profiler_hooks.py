@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from qtop.live import profiler_fetch as fetch
 from qtop.live.hooks import DeviceAccess, ProcessHook
-from qtop.live.profiler_hook_base import GENIE_KIND, Parsed, ProfilerHook
+from qtop.live.profiler_hook_base import GENIE_KIND, ProfilerHook, Rendered
 from qtop.live.profiler_state import ProcessEvents, VariantProgress
 from qtop.live.profiler_timing import (
     NO_MEASUREMENT_STATUS,
@@ -49,7 +49,7 @@ class ExecuteStatsHook(ProfilerHook):
         self, exit: ProcessExit, device: DeviceAccess, progress: VariantProgress, out: ProcessEvents
     ) -> bool:
         parsed, problems = await self._text(exit, device, out)
-        latencies, note = inference_latencies([profile for _, profile in parsed])
+        latencies, note = inference_latencies([rendered.timing for rendered in parsed])
         if note:
             out.warn_once("pairing", note)
         if parsed and not latencies:
@@ -76,7 +76,7 @@ class ExecuteStatsHook(ProfilerHook):
         progress: VariantProgress,
         out: ProcessEvents,
         latencies: list[float],
-        parsed: Parsed,
+        parsed: list[Rendered],
     ) -> None:
         run = self.profile.run
         status = process_status(exit)
@@ -84,7 +84,7 @@ class ExecuteStatsHook(ProfilerHook):
         if status != 0:
             error = f"the process {describe_exit(exit, run.timeout_s)}\n{stderr_text(exit)}".strip()
         spans = place_back_to_back(
-            latencies, exit.start, exit.end, deinit_s([profile for _, profile in parsed])
+            latencies, exit.start, exit.end, deinit_s([rendered.timing for rendered in parsed])
         )
         dropped = 0
         for number, (latency, span) in enumerate(zip(latencies, spans, strict=True)):

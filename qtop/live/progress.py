@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
+from qtop.analysis.pacing import live_pacing, short
 from qtop.events import Event, Link, Log, PhaseChange
 from qtop.stats.model import SessionModel
 
@@ -71,6 +72,9 @@ def status_line(model: SessionModel) -> str:
         failed = model.failed(phase.phase, phase.variant)
         if failed:
             parts.append(f"{failed} failed")
+        pacing = live_pacing(model, phase.phase, phase.variant)
+        if pacing is not None:
+            parts.append(short(pacing))
     elif elapsed is not None:
         parts.append(f"elapsed {_duration(elapsed)}")
     if model.link.state in ("disconnected", "reconnecting"):

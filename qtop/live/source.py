@@ -232,6 +232,7 @@ class LiveSource:
             self.profile.device.sample_interval_s,
             run_dir=launched.run_dir,
             now=self._now,
+            deadline_s=self.profile.run.effective_deadline_s(),
         )
         self._files = {
             name: _Followed(name, f"{launched.run_dir}/{name}") for name in control.FOLLOWED_FILES

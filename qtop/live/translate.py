@@ -86,6 +86,8 @@ class ProcessExit:
     outputs: tuple[ProfilerFile, ...] = ()
     # When the runner began the phase this process belongs to (its duration counts from here).
     phase_start: float | None = None
+    # When a paced run's schedule said it should start.
+    scheduled: float | None = None
 
 
 class Translator:
@@ -98,8 +100,10 @@ class Translator:
         interval_s: float,
         run_dir: str = "",
         now: Callable[[], float] = time.time,
+        deadline_s: float | None = None,
     ) -> None:
         self.sensors = sensors
+        self.deadline_s = deadline_s
         self.variants = variants
         self.interval_s = interval_s
         self.run_dir = run_dir
@@ -369,6 +373,7 @@ class Translator:
             stderr_tail=tail,
             outputs=tuple(self._outputs.get(line.process, ())),
             phase_start=self._phase_starts.get(line.variant),
+            scheduled=None if line.scheduled_us is None else clock.seconds(line.scheduled_us),
         )
 
     def commit_process(self, line: ProcessLine) -> list[Event]:
@@ -389,6 +394,14 @@ class Translator:
         self.counts["iterations"] += 1
         if exit.exit_status != 0:
             self.counts["failed_iterations"] += 1
+        lateness = missed = None
+        if exit.scheduled is not None:
+            # Both stamps are whole microseconds of the device's clock.
+            lateness = round(exit.start - exit.scheduled, 6)
+            # Completion is the start plus the latency (the timer's overhead taken off), and a
+            # run that failed delivered nothing in time.
+            late = self.deadline_s is not None and lateness + exit.wall_s > self.deadline_s
+            missed = late or exit.exit_status != 0 or exit.timed_out
         return Iteration(
             t=exit.end,
             host_t=self.now(),
@@ -402,6 +415,9 @@ class Translator:
             exit_status=exit.exit_status,
             error=error,
             latency_uncertainty_s=self.overhead_spread_s,
+            scheduled=exit.scheduled,
+            lateness_s=lateness,
+            missed=missed,
         )
 
     def adopt(self, events: Iterable[Event]) -> list[Event]:

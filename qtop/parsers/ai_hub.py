@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from qtop.parsers.common import OpDraft, ProfileBuilder, ProfilerParseError, json_number
+from qtop.parsers.common import OpDraft, ProfileBuilder, ProfilerParseError, describe, json_number
 from qtop.parsers.lenient_json import is_partial, load_document
 from qtop.profiling.model import AiHubSummary, Metric, Number, ParsedProfile
 
@@ -61,7 +61,7 @@ def parse(data: str, source: str = "") -> ParsedProfile:
         for layer in detail:
             op = _layer(layer)
             if op is None:
-                builder.unknown(None, f"layer {layer!r}"[:120])
+                builder.unknown(None, f"layer {describe(layer)}")
             else:
                 execute.ops.append(op)
     return builder.build()

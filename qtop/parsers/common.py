@@ -7,8 +7,10 @@ they do not understand, and raise only their own subclass of
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import reprlib
 from dataclasses import dataclass, field, fields
 
 from qtop.errors import UsageError
@@ -25,9 +27,14 @@ from qtop.profiling.model import (
     Section,
     metric_key,
 )
+from qtop.textsafe import plain
 
 UNKNOWN_SAMPLE_LIMIT = 5
 LONGEST_LINE = 8192  # longer lines are not profiler output; regexes must not crawl them
+# No profiler writes a number this large (QNN's counters are 64-bit; Genie's doubles
+# are times and rates): a bigger one is damage, and it would overflow the arithmetic
+# downstream (float conversion, percentiles), so it is read as no number at all.
+LARGEST_NUMBER = 2**64
 
 _UNITS: dict[str, str] = {
     "us": "us",
@@ -95,7 +102,8 @@ class ProfilerParseError(UsageError):
         where = source or "<input>"
         if line is not None:
             where = f"{where}:{line}"
-        super().__init__(f"{where}: {problem}", fix)
+        # The message may quote the file (a row's text, a kind name): never raw escapes.
+        super().__init__(plain(f"{where}: {problem}"), None if fix is None else plain(fix))
         self.source = source
         self.line = line
 
@@ -119,35 +127,61 @@ def split_lines(data: str) -> tuple[list[str], bool]:
     return lines, terminated
 
 
-def parse_number(text: str) -> Number | None:
-    """An int or finite float from plain ASCII digits; None for anything else."""
-    text = text.strip()
-    try:
-        if _INTEGER.fullmatch(text):
-            return int(text)
-        if _DECIMAL.fullmatch(text):
-            value = float(text)
-            return value if math.isfinite(value) else None
-    except ValueError:  # beyond int's digit limit
+def bounded(value: Number) -> Number | None:
+    """``value`` when it is finite and within ``LARGEST_NUMBER``, else None."""
+    if isinstance(value, float) and not math.isfinite(value):
         return None
+    return value if -LARGEST_NUMBER <= value <= LARGEST_NUMBER else None
+
+
+def parse_number(text: str) -> Number | None:
+    """An int or float from plain ASCII digits within ``LARGEST_NUMBER``; None for anything else."""
+    text = text.strip()
+    if len(text) > 40:  # no number qtop accepts is this long; int() of 4,000 digits is slow
+        return None
+    if _INTEGER.fullmatch(text):
+        return bounded(int(text))
+    if _DECIMAL.fullmatch(text):
+        return bounded(float(text))
     return None
 
 
+def matched_number(text: str) -> Number | None:
+    """``parse_number`` for text a pattern has already matched as a plain decimal number."""
+    if len(text) > 40:
+        return None
+    if "." in text or "e" in text or "E" in text:
+        return bounded(float(text))
+    return bounded(int(text))
+
+
 def json_number(value: object) -> Number | None:
-    """A JSON value that is a finite number (not a bool), else None."""
+    """A JSON value that is a number (not a bool) within ``LARGEST_NUMBER``, else None."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
+    return bounded(value)
+
+
+def is_scalar(value: object) -> bool:
+    """A JSON string, number, bool or null: usable as a key.
+
+    Identities and track ids come from the file: a list or an object there is
+    damage, and it must not reach a set or a dict key.
+    """
+    return value is None or isinstance(value, str | int | float | bool)
 
 
 def normalize_unit(text: object) -> str:
     """The unit in qtop's spelling (``US``, ``MICROSEC`` -> ``us``); unknown ones lower-cased."""
     if not isinstance(text, str):
         return ""
-    raw = text.strip()
-    return _UNITS.get(raw.lower(), raw.lower())
+    return _normalized_unit(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _normalized_unit(text: str) -> str:
+    raw = text.strip().lower()
+    return _UNITS.get(raw, raw)
 
 
 def is_known_unit(text: str) -> bool:
@@ -180,6 +214,17 @@ def parse_resources(text: str) -> tuple[str, ...]:
     return tuple(seen)
 
 
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother = 2, 60, 60
+_SHORT.maxlist = _SHORT.maxdict = _SHORT.maxtuple = 4
+
+
+def describe(value: object) -> str:
+    """A short repr of a JSON value for a note: bounded in depth and length, however
+    deep or big the value is (a plain repr of a hostile one can recurse or run long)."""
+    return _SHORT.repr(value)
+
+
 def merge(existing: tuple[str, ...], new: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys((*existing, *new)))
 
@@ -206,10 +251,13 @@ class OpDraft:
     instances: int | None = None
 
     def freeze(self) -> OpRow:
-        values = {f.name: getattr(self, f.name) for f in fields(OpRow)}
+        values = {name: getattr(self, name) for name in _OP_ROW_FIELDS}
         values["overlap_ops"] = tuple(self.overlap_ops)
         values["overlap_wait_ops"] = tuple(self.overlap_wait_ops)
         return OpRow(**values)
+
+
+_OP_ROW_FIELDS = tuple(f.name for f in fields(OpRow))
 
 
 @dataclass

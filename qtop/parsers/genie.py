@@ -20,6 +20,8 @@ from qtop.parsers.common import (
     LONGEST_LINE,
     ProfileBuilder,
     ProfilerParseError,
+    bounded,
+    describe,
     is_known_unit,
     json_number,
     normalize_unit,
@@ -138,15 +140,17 @@ def _event_metrics(builder: ProfileBuilder, event: dict[str, Any]) -> list[Metri
         else:
             value, unit = json_number(raw), ""
         if value is None:
-            builder.unknown(None, f"Genie metric {key}: {raw!r}"[:120])
+            builder.unknown(None, f"Genie metric {key}: {describe(raw)}")
             continue
         metrics.append(Metric(key, value, unit))
     return metrics
 
 
 def _seconds(metric: Metric | None) -> float | None:
+    """A positive time in seconds (a denormal microsecond count is no time at all)."""
     micros = None if metric is None else metric.in_us()
-    return None if micros is None or micros <= 0 else micros / 1_000_000
+    seconds = None if micros is None else micros / 1_000_000
+    return seconds if seconds is not None and seconds > 0 else None
 
 
 def _find(metrics: list[Metric], names: tuple[str, ...]) -> Metric | None:
@@ -167,23 +171,27 @@ def _with_recomputed(metrics: list[Metric]) -> list[Metric]:
         if seconds is None or time_metric is None:
             continue
         if count is None and rate is not None and rate.unit == "toks/sec":
-            out.append(
-                Metric(
-                    count_names[0],
-                    round(rate.value * seconds),
-                    "",
-                    note=f"recomputed as {rate.name} x {time_metric.name}",
+            tokens = bounded(rate.value * seconds)
+            if tokens is not None:
+                out.append(
+                    Metric(
+                        count_names[0],
+                        round(tokens),
+                        "",
+                        note=f"recomputed as {rate.name} x {time_metric.name}",
+                    )
                 )
-            )
         elif rate is None and count is not None:
-            out.append(
-                Metric(
-                    rate_names[0],
-                    round(count.value / seconds, 2),
-                    "toks/sec",
-                    note=f"recomputed as {count.name} / {time_metric.name}",
+            per_second = bounded(count.value / seconds)
+            if per_second is not None:
+                out.append(
+                    Metric(
+                        rate_names[0],
+                        round(per_second, 2),
+                        "toks/sec",
+                        note=f"recomputed as {count.name} / {time_metric.name}",
+                    )
                 )
-            )
     return out
 
 

@@ -6,24 +6,46 @@ file can end in the middle of an event. ``load_json`` returns the document as
 with the containers the file ended inside marked as ``PartialDict`` /
 ``PartialList`` so a parser can drop a half-written event instead of trusting it.
 
-Whole elements are still decoded by the C decoder; only the one element per
-nesting level that contains the cut is walked in Python, so a cut 10 MB trace
-costs about as much as a whole one.
+The salvage is linear in the file. The failed ``json.loads`` says where the
+text stops being JSON; everything before that point is a valid prefix. One
+scan of that prefix, which skips strings and plain values at C speed and stops
+only at brackets, finds the containers still open there (the chain from the
+root to the cut). Every complete value beside that chain is decoded once, by
+the C decoder, and the chain itself is built here: no part of the text is
+decoded twice, however deep the cut lies.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from qtop.parsers.common import ProfileBuilder, ProfilerParseError, strip_bom
 
-MAX_DEPTH = 64  # real profiler JSON nests under 10 levels; this bounds a hostile file
+# Real profiler JSON nests under 10 levels (a QHAS summary: 8); a cut deeper than
+# this is refused rather than rebuilt.
+MAX_DEPTH = 64
 
 _DECODER = json.JSONDecoder()
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
+# Everything up to the next bracket, whole strings included (an unterminated string
+# stops it at its opening quote). Possessive: a run never backtracks.
+_TO_BRACKET = re.compile(r'(?:[^"\[\]{}]++|"(?:[^"\\]++|\\.)*+")*+', re.S)
+
+
+def _int_or_infinity(digits: str) -> int | float:
+    """An integer, or an infinity for one past int()'s digit limit (as 1e999 reads)."""
+    try:
+        return int(digits)
+    except ValueError:
+        return -math.inf if digits.startswith("-") else math.inf
+
+
+# Only after the plain decoder failed on such an integer: a Python call per integer is slow.
+_TOLERANT_DECODER = json.JSONDecoder(parse_int=_int_or_infinity)
 
 
 class PartialDict(dict):
@@ -49,12 +71,6 @@ class JsonLoad:
     stop_line: int | None = None
 
 
-class _Cut(Exception):
-    def __init__(self, position: int) -> None:
-        super().__init__(position)
-        self.position = position
-
-
 def line_of(text: str, position: int) -> int:
     return text.count("\n", 0, position) + 1
 
@@ -62,28 +78,34 @@ def line_of(text: str, position: int) -> int:
 def load_json(data: str) -> JsonLoad:
     """The document, or its complete prefix; raises ``JsonUnreadable`` when there is none."""
     text = strip_bom(data)
+    decoder = _DECODER
     try:
-        return JsonLoad(json.loads(text), complete=True)
+        try:
+            return JsonLoad(json.loads(text), complete=True)
+        except json.JSONDecodeError:
+            raise
+        except ValueError:
+            # An integer past int()'s digit limit, which the decoder cannot place.
+            decoder = _TOLERANT_DECODER
+            return JsonLoad(decoder.decode(text), complete=True)
     except RecursionError:
-        raise JsonUnreadable(f"nested deeper than {MAX_DEPTH} levels", None) from None
-    except ValueError:
-        pass
+        raise JsonUnreadable("nested deeper than the JSON decoder goes", None) from None
+    except json.JSONDecodeError as exc:
+        broken_at = exc.pos
     start = _skip(text, 0)
     if start >= len(text) or text[start] not in "{[":
         where = min(start, len(text))
         raise JsonUnreadable("does not start with '{' or '['", line_of(text, where))
-    salvager = _Salvager(text)
-    try:
-        value, end, complete = salvager.value(start, 0)
-    except _Cut as cut:
-        line = line_of(text, cut.position)
-        raise JsonUnreadable("ends or breaks before any value", line) from None
-    except RecursionError:
-        raise JsonUnreadable(f"nested deeper than {MAX_DEPTH} levels", None) from None
-    # A whole document followed by more text (two runs appended to one file) is
-    # reported like a cut: what follows the first document is not read.
-    stop = _skip(text, end) if complete else salvager.stop
-    return JsonLoad(value, complete=False, stop_line=line_of(text, stop))
+    chain, broken_at = _open_containers(text, start, broken_at)
+    if len(chain) > MAX_DEPTH:
+        raise JsonUnreadable(f"nested deeper than {MAX_DEPTH} levels", line_of(text, broken_at))
+    if not chain:
+        # A whole document and then more (two runs appended to one file): the rest is not read.
+        value, end = decoder.raw_decode(text, start)
+        return JsonLoad(value, complete=False, stop_line=line_of(text, _skip(text, end)))
+    rebuild = _Rebuild(text, chain, broken_at, decoder)
+    value = rebuild.build()
+    return JsonLoad(value, complete=False, stop_line=line_of(text, rebuild.stop))
 
 
 def _skip(text: str, position: int) -> int:
@@ -91,94 +113,138 @@ def _skip(text: str, position: int) -> int:
     return match.end() if match else position
 
 
-class _Salvager:
-    def __init__(self, text: str) -> None:
+def _open_containers(text: str, start: int, broken_at: int) -> tuple[list[int], int]:
+    """Where the containers still open at ``broken_at`` begin, outermost first, and where
+    the valid text ends: ``broken_at``, or the opening quote of a string the break cut."""
+    stack: list[int] = []
+    position = start
+    while position < broken_at:
+        match = _TO_BRACKET.match(text, position, broken_at)
+        position = match.end() if match else position
+        if position >= broken_at:
+            break
+        if text[position] == '"':
+            return stack, position
+        if text[position] in "[{":
+            stack.append(position)
+        elif stack:
+            stack.pop()
+        position += 1
+    return stack, broken_at
+
+
+class _Rebuild:
+    """The chain of open containers, each with the complete members before the cut.
+
+    Each container's own text (from its bracket to where the next container of
+    the chain opens, or to the cut) holds only complete members and what the
+    cut left of one more: that tail is trimmed, the bracket closed, and the
+    C decoder reads the rest in one call.
+    """
+
+    def __init__(
+        self, text: str, chain: list[int], broken_at: int, decoder: json.JSONDecoder
+    ) -> None:
         self.text = text
-        self.stop = 0
+        self.chain = chain
+        self.broken_at = broken_at
+        self.decoder = decoder
+        self.stop = broken_at
 
-    def _cut(self, position: int) -> _Cut:
-        self.stop = max(self.stop, position)
-        return _Cut(position)
+    def build(self) -> PartialDict | PartialList:
+        inner: PartialDict | PartialList | None = None
+        for level in reversed(range(len(self.chain))):
+            inner = self._level(level, inner)
+        assert inner is not None
+        return inner
 
-    def value(self, position: int, depth: int) -> tuple[Any, int, bool]:
-        """``(value, end, complete)`` at ``position``; raises ``_Cut`` when nothing is usable."""
+    def _level(
+        self, level: int, inner: PartialDict | PartialList | None
+    ) -> PartialDict | PartialList:
         text = self.text
-        position = _skip(text, position)
-        if position >= len(text):
-            raise self._cut(position)
-        if depth > MAX_DEPTH:
-            raise JsonUnreadable(f"nested deeper than {MAX_DEPTH} levels", line_of(text, position))
-        opener = text[position]
-        try:
-            value, end = _DECODER.raw_decode(text, position)
-        except (ValueError, RecursionError):
-            if opener == "{":
-                return self._object(position, depth)
-            if opener == "[":
-                return self._array(position, depth)
-            raise self._cut(position) from None
-        is_number = isinstance(value, int | float) and not isinstance(value, bool)
-        if is_number and _skip(text, end) >= len(text):
-            # A number followed by nothing may be the first digits of a longer one.
-            raise self._cut(position) from None
-        return value, end, True
+        start = self.chain[level]
+        is_object = text[start] == "{"
+        end = self.chain[level + 1] if inner is not None else self.broken_at
+        end, key = self._trim(start, end, is_object, last=inner is None)
+        members, _ = self.decoder.raw_decode(text[start:end] + ("}" if is_object else "]"))
+        if is_object:
+            partial_dict = PartialDict(members)
+            if inner is not None and key is not None:
+                partial_dict[key] = inner
+            return partial_dict
+        partial_list = PartialList(members)
+        if inner is not None:
+            partial_list.append(inner)
+        return partial_list
 
-    def _object(self, position: int, depth: int) -> tuple[Any, int, bool]:
+    def _trim(self, start: int, end: int, is_object: bool, last: bool) -> tuple[int, str | None]:
+        """Where the complete members end, and the key of the member the chain goes on in."""
         text = self.text
-        members = PartialDict()
-        position += 1
-        while True:
-            position = _skip(text, position)
-            if position >= len(text):
-                self._cut(position)
-                return members, position, False
-            if text[position] == "}":
-                return dict(members), position + 1, True
-            if members:
-                if text[position] != ",":
-                    self._cut(position)
-                    return members, position, False
-                position = _skip(text, position + 1)
-            try:
-                key, position = _DECODER.raw_decode(text, position)
-            except ValueError:
-                self._cut(position)
-                return members, position, False
-            position = _skip(text, position)
-            if not isinstance(key, str) or position >= len(text) or text[position] != ":":
-                self._cut(position)
-                return members, position, False
-            try:
-                value, position, complete = self.value(position + 1, depth + 1)
-            except _Cut:
-                return members, position, False
-            members[key] = value
-            if not complete:
-                return members, position, False
+        end = _rstrip(text, start + 1, end)
+        key = None
+        if last:
+            dropped = _trailing_cut_number(text, start + 1, end)
+            if dropped != end:
+                end, self.stop = _rstrip(text, start + 1, dropped), dropped
+        if is_object:
+            colon = end - 1 if end > start + 1 and text[end - 1] == ":" else None
+            if colon is not None:
+                end = _rstrip(text, start + 1, colon)
+            if end > start + 1 and text[end - 1] == '"':
+                opening = _string_start(text, start + 1, end - 1)
+                before = _rstrip(text, start + 1, opening)
+                if colon is not None or text[before - 1] in ",{":
+                    key = json.loads(text[opening:end])
+                    if last:
+                        self.stop = opening
+                    end = before
+        if end > start + 1 and text[end - 1] == ",":
+            end = _rstrip(text, start + 1, end - 1)
+        return end, key
 
-    def _array(self, position: int, depth: int) -> tuple[Any, int, bool]:
-        text = self.text
-        items = PartialList()
-        position += 1
-        while True:
-            position = _skip(text, position)
-            if position >= len(text):
-                self._cut(position)
-                return items, position, False
-            if text[position] == "]":
-                return list(items), position + 1, True
-            if items:
-                if text[position] != ",":
-                    self._cut(position)
-                    return items, position, False
-                position += 1
-            try:
-                value, position, complete = self.value(position, depth + 1)
-            except _Cut:
-                return items, position, False
-            items.append(value)
-            if not complete:
-                return items, position, False
+
+def _rstrip(text: str, floor: int, end: int) -> int:
+    while end > floor and text[end - 1] in " \t\n\r":
+        end -= 1
+    return end
+
+
+_NUMBER_CHARS = frozenset("0123456789+-.eE")
+
+
+def _trailing_cut_number(text: str, floor: int, end: int) -> int:
+    """Where a number that runs to the end of the file starts (it may be cut), else ``end``.
+
+    The decoder stops a cut ``48.`` before its dot, so what follows ``end`` counts too.
+    """
+    after = end
+    while after < len(text) and text[after] in _NUMBER_CHARS:
+        after += 1
+    if end <= floor or _skip(text, after) < len(text):
+        return end
+    for literal in ("-Infinity", "Infinity", "NaN"):  # Python's json reads these as numbers
+        if text.endswith(literal, floor, end):
+            return end - len(literal)
+    if text[end - 1] not in _NUMBER_CHARS:
+        return end
+    begin = end
+    while begin > floor and text[begin - 1] in _NUMBER_CHARS:
+        begin -= 1
+    if text[begin] not in "-0123456789":
+        return end  # the 'e' of true or false
+    return begin
+
+
+def _string_start(text: str, floor: int, closing: int) -> int:
+    """The opening quote of the JSON string whose closing quote is at ``closing``."""
+    quote = closing
+    while True:
+        quote = text.rfind('"', floor, quote)
+        slashes = 0
+        while quote - slashes - 1 >= floor and text[quote - slashes - 1] == "\\":
+            slashes += 1
+        if slashes % 2 == 0:
+            return quote
 
 
 def load_document(

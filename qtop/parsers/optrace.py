@@ -20,6 +20,8 @@ from qtop.parsers.common import (
     OpDraft,
     ProfileBuilder,
     ProfilerParseError,
+    describe,
+    is_scalar,
     json_number,
     merge,
 )
@@ -115,13 +117,17 @@ def parse_chrometrace(data: str, source: str = "") -> ParsedProfile:
             continue  # tensors that never execute ($Const, $Shape) and other tracks
         ts, dur = json_number(event.get("ts")), json_number(event.get("dur"))
         if ts is None or dur is None:
-            builder.unknown(None, f"op event without ts/dur: {event.get('name')!r}")
+            builder.unknown(None, f"op event without ts/dur: {describe(event.get('name'))}")
             continue
         identity = (args.get("ID"), event.get("tid"), ts, dur, event.get("name"))
+        if not all(map(is_scalar, identity)) or not is_scalar(event.get("pid")):
+            builder.unknown(None, "op event with a list or object as its ID, tid, pid or name")
+            continue
         if identity in seen:
             continue
         seen.add(identity)
-        _add_htp_op(ops, args, dur, thread_types.get(_track(event)))
+        track = _track(event)
+        _add_htp_op(ops, args, dur, thread_types.get(track) if track is not None else None)
         first_ts = ts if first_ts is None else min(first_ts, ts)
         last_end = ts + dur if last_end is None else max(last_end, ts + dur)
     if not ops:
@@ -135,8 +141,10 @@ def parse_chrometrace(data: str, source: str = "") -> ParsedProfile:
     return builder.build()
 
 
-def _track(event: dict[str, Any]) -> tuple[Any, Any]:
-    return event.get("pid"), event.get("tid")
+def _track(event: dict[str, Any]) -> tuple[Any, Any] | None:
+    """(pid, tid) of an event, or None when either is a list or an object (damage)."""
+    pid, tid = event.get("pid"), event.get("tid")
+    return (pid, tid) if is_scalar(pid) and is_scalar(tid) else None
 
 
 def _thread_types(events: list[Any]) -> dict[tuple[Any, Any], str]:
@@ -150,14 +158,15 @@ def _thread_types(events: list[Any]) -> dict[tuple[Any, Any], str]:
             continue
         label = event["args"].get("name")
         match = _THREAD_TYPE.search(label) if isinstance(label, str) else None
-        if match is not None:
-            by_track[_track(event)] = match.group("type").upper()
-            by_tid.setdefault(event.get("tid"), match.group("type").upper())
+        track = _track(event)
+        if match is not None and track is not None:
+            by_track[track] = match.group("type").upper()
+            by_tid.setdefault(track[1], match.group("type").upper())
     for event in events:
         if isinstance(event, dict) and event.get("ph") == "X":
             track = _track(event)
-            if track not in by_track and event.get("tid") in by_tid:
-                by_track[track] = by_tid[event.get("tid")]
+            if track is not None and track not in by_track and track[1] in by_tid:
+                by_track[track] = by_tid[track[1]]
     return by_track
 
 
@@ -206,9 +215,12 @@ def parse_runtrace(data: str, source: str = "") -> ParsedProfile:
         ts, dur = json_number(event.get("ts")), json_number(event.get("dur"))
         name = event.get("name")
         if ts is None or dur is None or not isinstance(name, str):
-            builder.unknown(None, f"runtrace event {event.get('name')!r} without ts/dur")
+            builder.unknown(None, f"runtrace event {describe(event.get('name'))} without ts/dur")
             continue
         identity = (name, event.get("tid"), ts, dur)
+        if not is_scalar(event.get("tid")):
+            builder.unknown(None, f"runtrace event {describe(name)}: its tid is a list or object")
+            continue
         if identity not in seen:
             seen.add(identity)
             phases.append((ts, dur, name, event.get("args")))

@@ -236,10 +236,14 @@ def _split_row(line: str) -> tuple[str, str, str, str, str, str, str] | None:
     """
     if len(line) > LONGEST_LINE:
         return None
-    try:
-        cells = [cell.strip() for cell in next(csv.reader([line], skipinitialspace=True))]
-    except (csv.Error, StopIteration):
-        return None
+    if '"' in line or "\x00" in line:
+        try:
+            cells = [cell.strip() for cell in next(csv.reader([line], skipinitialspace=True))]
+        except (csv.Error, StopIteration):
+            return None
+    else:
+        # Without quotes (every row the viewer writes) the csv module splits on commas only.
+        cells = [cell.strip() for cell in line.split(",")]
     for offset in (1, 0):
         if len(cells) < offset + 6:
             continue

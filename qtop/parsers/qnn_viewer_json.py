@@ -16,6 +16,7 @@ from qtop.parsers.common import (
     OpDraft,
     ProfileBuilder,
     ProfilerParseError,
+    describe,
     has_op_id,
     json_number,
     normalize_unit,
@@ -64,7 +65,7 @@ def parse(data: str, source: str = "") -> ParsedProfile:
 
 def _message(builder: ProfileBuilder, message: Any) -> None:
     if not isinstance(message, dict):
-        builder.unknown(None, f"message {message!r}"[:120])
+        builder.unknown(None, f"message {describe(message)}")
         return
     method = message.get("method")
     if not isinstance(method, str):
@@ -77,8 +78,10 @@ def _message(builder: ProfileBuilder, message: Any) -> None:
     execute: ExecuteDraft | None = None
     if "EXECUTE" in upper and "IPS" not in upper:
         # INFERRED: formats.md §1e: the sample names no graph; accept a name if present.
-        graph = message.get("graphName") or message.get("graph_name") or ""
-        execute = builder.new_execute(len(builder.executes) + 1, str(graph))
+        graph = message.get("graphName") or message.get("graph_name")
+        execute = builder.new_execute(
+            len(builder.executes) + 1, graph if isinstance(graph, str) else ""
+        )
     for event in events:
         if is_partial(event):
             continue  # cut mid-event: its value may be missing or wrong
@@ -104,7 +107,7 @@ def _event_fields(event: Any) -> tuple[str, Any, str, list[Any]] | None:
 def _section_event(builder: ProfileBuilder, method: str, event: Any) -> None:
     fields = _event_fields(event)
     if fields is None or fields[1] is None:
-        builder.unknown(None, f"event {event!r}"[:120])
+        builder.unknown(None, f"event {describe(event)}")
         return
     identifier, value, unit, subs = fields
     metrics = builder.section(method)
@@ -117,7 +120,7 @@ def _section_event(builder: ProfileBuilder, method: str, event: Any) -> None:
 def _execute_event(builder: ProfileBuilder, execute: ExecuteDraft, event: Any) -> None:
     fields = _event_fields(event)
     if fields is None or fields[1] is None:
-        builder.unknown(None, f"event {event!r}"[:120])
+        builder.unknown(None, f"event {describe(event)}")
         return
     identifier, value, unit, subs = fields
     if event.get("type") == "NODE" or has_op_id(identifier):
@@ -129,7 +132,7 @@ def _execute_event(builder: ProfileBuilder, execute: ExecuteDraft, event: Any) -
             continue
         sub_fields = _event_fields(sub)
         if sub_fields is None or sub_fields[1] is None:
-            builder.unknown(None, f"sub-event {sub!r}"[:120])
+            builder.unknown(None, f"sub-event {describe(sub)}")
             continue
         _op_event(builder, execute, *sub_fields)
 
@@ -153,6 +156,6 @@ def _op_event(
         sub_fields = None if is_partial(sub) else _event_fields(sub)
         attribute = _LINTING_FIELDS.get(metric_key(sub_fields[0])) if sub_fields else None
         if sub_fields is None or attribute is None or sub_fields[1] is None:
-            builder.unknown(None, f"op sub-event {sub!r}"[:120])
+            builder.unknown(None, f"op sub-event {describe(sub)}")
             continue
         setattr(op, attribute, sub_fields[1])

@@ -21,6 +21,7 @@ from qtop.parsers.common import (
     ProfilerParseError,
     has_op_id,
     is_known_unit,
+    matched_number,
     normalize_unit,
     parse_number,
     parse_resources,
@@ -72,11 +73,19 @@ class QnnViewerTextError(ProfilerParseError):
     """qnn-profile-viewer text that holds no stats, executes or ops."""
 
 
-def parse(data: str, source: str = "") -> ParsedProfile:
-    """Parse viewer text (any SDK layout); raises ``QnnViewerTextError`` if nothing is usable."""
+def parse(data: str, source: str = "", ops: bool = True) -> ParsedProfile:
+    """Parse viewer text (any SDK layout); raises ``QnnViewerTextError`` if nothing is usable.
+
+    With ``ops=False`` the per-op lines are recognised but not kept (nor their
+    linting sub-lines read): the graphs, executes, root metrics and sections
+    are exactly those of the full parse, for a fraction of the work. The live
+    session needs only those per process (each execute's latency, the de-init
+    time); the full parse is for the reports it sends now and then.
+    """
     lines, terminated = split_lines(data)
-    parser = _TextParser(source)
+    parser = _TextParser(source, ops)
     last = len(lines) - 1
+    feed = parser.feed
     for number, line in enumerate(lines):
         if number == last and not terminated and not _complete_last_line(line):
             parser.builder.warn(
@@ -85,7 +94,7 @@ def parse(data: str, source: str = "") -> ParsedProfile:
                 number + 1,
             )
             break
-        parser.feed(number + 1, line)
+        feed(number + 1, line)
     if not parser.builder.has_content:
         raise QnnViewerTextError(
             source,
@@ -110,9 +119,23 @@ def _complete_last_line(line: str) -> bool:
     )
 
 
+# First characters a line needs for each pattern to have a chance (IGNORECASE ones
+# included); anything else, and any non-ASCII first character, goes to the regex.
+# Most lines of a render are values and ops: these tests keep them off the
+# patterns they cannot match, which is most of the parser's time.
+_LINTING_FIRST = frozenset("WwOoRr")
+_NOISE_FIRST = frozenset("PpUu")
+_PREAMBLE_FIRST = frozenset("IiLlTtEeGgSs")
+
+
+def _may_start(first: str, allowed: frozenset[str]) -> bool:
+    return first in allowed or not first.isascii()
+
+
 class _TextParser:
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, ops: bool = True) -> None:
         self.builder = ProfileBuilder(KIND, source)
+        self.ops = ops
         self.section_name: str | None = None
         self.section_graph = ""
         self.execute: ExecuteDraft | None = None
@@ -127,18 +150,21 @@ class _TextParser:
         if len(line) > LONGEST_LINE:
             self.builder.unknown(number, line)
             return
-        if _LINTING_START.match(stripped):
+        first = stripped[0]
+        if _may_start(first, _LINTING_FIRST) and _LINTING_START.match(stripped):
             # Before headings: an empty 'Resources :' would otherwise read as one.
-            if not self._linting_fields(stripped):
+            if self.ops and not self._linting_fields(stripped):
                 self.builder.unknown(number, line)
             return
-        if self._structure(stripped):
+        if self._structure(stripped, first):
             self.contributors = None
             return
-        match = _VALUE_LINE.match(line)
+        match = _VALUE_LINE.match(line) if ":" in line else None
         if match is not None:
             self.contributors = None
             self._value_line(number, match)
+            return
+        if not self.ops:
             return
         if self.contributors is not None and self.op is not None:
             # Background ops that overlapped the previous op (up to 10 names, indented).
@@ -146,18 +172,23 @@ class _TextParser:
             return
         self.builder.unknown(number, line)
 
-    def _structure(self, stripped: str) -> bool:
+    def _structure(self, stripped: str, first: str) -> bool:
         """Headings, preamble and known filler; True when the line was one of them."""
-        lowered = stripped.lower()
-        if lowered.startswith(_KNOWN_NOISE) or _UNDERLINE.match(stripped):
+        if _may_start(first, _NOISE_FIRST) and stripped.lower().startswith(_KNOWN_NOISE):
             return True
-        header = _EXECUTE_HEADER.match(stripped)
+        if first == "-" and _UNDERLINE.match(stripped):
+            return True
+        header = _EXECUTE_HEADER.match(stripped) if first == "E" else None
         if header is not None:
             graph = header.group("graph") or ""
             self.execute = self.builder.new_execute(int(header.group("index")), graph)
             self.op = None
             return True
-        preamble = _PREAMBLE.match(stripped) or _VERSION_LINE.match(stripped)
+        preamble = None
+        if _may_start(first, _PREAMBLE_FIRST):
+            preamble = _PREAMBLE.match(stripped)
+        if preamble is None and "v" in stripped:
+            preamble = _VERSION_LINE.match(stripped)
         if preamble is not None:
             self.builder.info[preamble.group("key")] = preamble.group("value").strip()
             return True
@@ -166,7 +197,7 @@ class _TextParser:
             if dash is not None:
                 self._heading(dash.group("title").strip().rstrip(":").rstrip())
             return True
-        heading = _HEADING.match(stripped)
+        heading = _HEADING.match(stripped) if stripped[-1] == ":" else None
         if heading is not None:
             self._heading(heading.group("title").rstrip())
             return True
@@ -189,30 +220,34 @@ class _TextParser:
         self.section_graph = ""
 
     def _value_line(self, number: int, match: re.Match[str]) -> None:
-        name = match.group("name").strip()
-        value = parse_number(match.group("value"))
-        raw_unit = match.group("unit") or ""
+        name, raw_value, raw_unit, tail, runtime = match.group(
+            "name", "value", "unit", "tail", "runtime"
+        )
+        value = matched_number(raw_value)
         if value is None:
             self.builder.unknown(number, match.string)
             return
-        indent = len(match.group("indent").expandtabs(4))
-        basic = _BASIC_SOURCE.match(name)
-        is_op = has_op_id(name) or (
-            basic is None and indent >= 4 and name.endswith("(cycles)") and self.execute is not None
-        )
-        if is_op:
-            self._op_line(match, name, value, normalize_unit(raw_unit))
+        basic = _BASIC_SOURCE.match(name) if name.startswith(("NetRun", "Backend")) else None
+        if has_op_id(name) or (
+            basic is None
+            and self.execute is not None
+            and name.endswith("(cycles)")
+            and len(match.group("indent").expandtabs(4)) >= 4
+        ):
+            self._op_line(name, value, normalize_unit(raw_unit or ""), tail)
             return
-        if match.group("tail") or match.group("runtime"):
+        if tail or runtime:
             self.builder.unknown(number, match.string)
             return
-        self._root_metric(name, basic, value, normalize_unit(raw_unit))
+        self._root_metric(name, basic, value, normalize_unit(raw_unit or ""))
 
-    def _op_line(self, match: re.Match[str], name: str, value: Number, unit: str) -> None:
+    def _op_line(self, name: str, value: Number, unit: str, tail: str | None) -> None:
         execute = self.execute
         if execute is None:
             # Ops outside an 'Execute Stat' block (SNPE 'Layer Times', fragments): one execute.
             execute = self.execute = self.builder.new_execute(len(self.builder.executes) + 1)
+        if not self.ops:
+            return
         op_id, label = split_op_identifier(name)
         op = OpDraft(name=label, op_id=op_id)
         if unit in TIME_UNITS_IN_US:
@@ -221,8 +256,8 @@ class _TextParser:
             op.cycles = value
         execute.ops.append(op)
         self.op = op
-        if match.group("tail"):
-            self._linting_fields(match.group("tail"))
+        if tail:
+            self._linting_fields(tail)
             self.contributors = None
 
     def _linting_fields(self, text: str) -> bool:

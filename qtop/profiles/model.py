@@ -32,6 +32,7 @@ AUTO = "auto"
 
 TRANSPORTS = ("ssh", "adb")
 LATENCY_SOURCES = ("wall", "execute_stats", "genie")
+SCHEDULES = ("fixed", "poisson")
 PROFILER_KINDS = ("qnn_log", "genie_profile", "optrace", "file")
 METER_UNITS = {
     "power": ("uW", "mW", "W"),
@@ -469,6 +470,31 @@ class RunProfile:
         default=None,
         example=2,
     )
+    schedule: str = key(
+        Choice(*SCHEDULES),
+        "with `rate`, when iterations arrive: `fixed`, every 1/`rate` seconds (a camera's "
+        "frames); `poisson`, after exponential gaps of mean 1/`rate` (requests from users), "
+        "drawn on the host from `arrival_seed`. Arrivals never wait: an iteration that "
+        "cannot start at its arrival starts when the one before ends, and is that late",
+        default="fixed",
+        example="poisson",
+    )
+    arrival_seed: int = key(
+        Integer(0, 2**31 - 1),
+        "with `schedule: poisson`, the seed of the arrival times: the same seed gives the "
+        "same arrivals (every phase and variant of a run starts the same sequence)",
+        default=1,
+        example=7,
+    )
+    deadline_s: float | None = key(
+        Duration(0.001, HOUR),
+        "with `rate`, an iteration that ends later than this after its arrival (not after "
+        "it started) missed its deadline",
+        name="deadline",
+        default=None,
+        default_text="the period, 1/`rate`",
+        example="33ms",
+    )
     timeout_s: float | None = key(
         Duration(0.01, DAY),
         "an iteration running longer is stopped (SIGINT, then SIGTERM, then SIGKILL) and "
@@ -546,6 +572,12 @@ class RunProfile:
         default=(),
         example=[{"from": "artifacts/", "to": "/data/local/tmp/prismml/"}],
     )
+
+    def effective_deadline_s(self) -> float | None:
+        """The deadline of a paced run: ``deadline``, else the (mean) period."""
+        if self.rate_hz is None:
+            return None
+        return self.deadline_s if self.deadline_s is not None else 1.0 / self.rate_hz
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -164,6 +164,35 @@ def _repetitions_start_alike(profile: Profile) -> Iterator[Finding]:
         )
 
 
+def _pacing_needs_a_rate(profile: Profile) -> Iterator[Finding]:
+    run = profile.run
+    if run.rate_hz is not None:
+        return
+    if run.deadline_s is not None:
+        yield Finding(
+            ("run.deadline", "run.rate"),
+            "a deadline counts from each iteration's arrival, and without 'rate' there are none",
+            "add 'rate' (iterations per second, e.g. 'rate: 30'), or remove 'deadline'",
+        )
+    if run.schedule != "fixed":
+        yield Finding(
+            ("run.schedule", "run.rate"),
+            f"'schedule: {run.schedule}' needs a mean rate",
+            "add 'rate' (iterations per second, e.g. 'rate: 30')",
+        )
+
+
+def _deadline_is_per_command(profile: Profile) -> Iterator[Finding]:
+    run = profile.run
+    if run.deadline_s is not None and run.latency_source != "wall":
+        yield Finding(
+            ("run.deadline", "run.latency_source"),
+            f"deadlines are checked for each run of the command (latency_source 'wall'); with "
+            f"'{run.latency_source}' one run holds many inferences, and 'rate' paces the runs",
+            "remove 'deadline', or measure with 'latency_source: wall'",
+        )
+
+
 _SSH_ONLY = ("host", "port", "user", "identity_file", "known_hosts", "jump_host")
 
 
@@ -252,6 +281,16 @@ RULES: tuple[Rule, ...] = (
         _valid_by_its_own_minimum,
     ),
     Rule(("run.repeat", "run.cooldown"), _repetitions_start_alike),
+    Rule(
+        ("run.rate", "run.deadline", "run.schedule"),
+        _pacing_needs_a_rate,
+        RunProfile,
+        {
+            "dependentRequired": {"deadline": ["rate"]},
+            **_when("schedule", "poisson", {"required": ["rate"]}),
+        },
+    ),
+    Rule(("run.deadline", "run.latency_source"), _deadline_is_per_command),
 )
 
 

@@ -14,6 +14,7 @@ the device heats.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -146,12 +147,24 @@ def p95(values: Iterable[float]) -> float | None:
 
 
 def wait_split(metrics: tuple[Metric, ...]) -> tuple[float | None, float | None, float | None]:
-    """(accelerator µs, excluding-wait µs, wait share) from an execute's root metrics."""
+    """(accelerator µs, excluding-wait µs, wait share) from an execute's root metrics.
+
+    The share exists only when the two roots make sense together: the time
+    excluding wait can be neither negative nor longer than the whole.
+    """
     accelerator = time_metric_us(metrics, ACCELERATOR_KEY)
     excluding = time_metric_us(metrics, EXCLUDING_WAIT_KEY)
-    if accelerator is None or excluding is None or accelerator <= 0:
+    if accelerator is None or excluding is None or not 0 <= excluding <= accelerator:
         return accelerator, excluding, None
-    return accelerator, excluding, (accelerator - excluding) / accelerator
+    return accelerator, excluding, ratio(accelerator - excluding, accelerator)
+
+
+def ratio(part: Number, whole: Number) -> float | None:
+    """``part / whole`` when it is a finite number (a denormal ``whole`` makes infinities)."""
+    if not whole:
+        return None
+    value = part / whole
+    return value if math.isfinite(value) else None
 
 
 def _sum(values: Iterable[Number | None]) -> Number | None:
@@ -245,8 +258,9 @@ def _ops(executes: tuple[Execute, ...]) -> tuple[OpBreakdown, ...]:
         total = _sum(op.cycles for op in execute.ops)
         for op in _merge_repeats(execute.ops):
             per_op.setdefault(op.key, []).append((position, op))
-            if total and op.cycles is not None:
-                shares.setdefault(op.key, []).append((position, op.cycles / total))
+            share = None if total is None or op.cycles is None else ratio(op.cycles, total)
+            if share is not None:
+                shares.setdefault(op.key, []).append((position, share))
     third = max(1, len(executes) // 3)
     early_positions = set(range(third))
     late_positions = set(range(len(executes) - third, len(executes)))

@@ -37,10 +37,13 @@ class ExecuteLatency:
 
 
 def execute_latency(execute: Execute) -> tuple[float, str] | None:
-    """The latency of one execute in seconds, with the metric used, or None."""
+    """The latency of one execute in seconds, with the metric used, or None.
+
+    A negative time is damage, not a latency: the next metric is tried instead.
+    """
     for key in EXECUTE_LATENCY_METRICS:
         microseconds = time_metric_us(execute.metrics, key)
-        if microseconds is not None:
+        if microseconds is not None and microseconds >= 0:
             return microseconds / 1e6, key
     return None
 
@@ -85,9 +88,9 @@ def genie_figures(profile: ParsedProfile) -> list[GenieFigures]:
     """The figures of each query; latency is TTFT plus generation time (or the event span)."""
     figures: list[GenieFigures] = []
     for query in profile.queries:
-        ttft_us = query.time_us("time-to-first-token")
-        generation_us = query.time_us("token-generation-time")
-        duration_us = query.time_us("duration")
+        ttft_us = _time(query.time_us("time-to-first-token"))
+        generation_us = _time(query.time_us("token-generation-time"))
+        duration_us = _time(query.time_us("duration"))
         if ttft_us is not None and generation_us is not None:
             latency_us = ttft_us + generation_us
         elif duration_us is not None:
@@ -108,6 +111,11 @@ def genie_figures(profile: ParsedProfile) -> list[GenieFigures]:
             )
         )
     return figures
+
+
+def _time(microseconds: float | None) -> float | None:
+    """A time that can be one: negative ones are damage, read as absent."""
+    return microseconds if microseconds is not None and microseconds >= 0 else None
 
 
 def _number(value: float | int | None) -> float | None:

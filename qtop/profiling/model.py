@@ -13,6 +13,7 @@ exact same object.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,7 @@ class ProfileDecodeError(ValueError):
     """A dict that does not describe a parsed profile (a damaged or foreign report)."""
 
 
+@functools.lru_cache(maxsize=4096)
 def metric_key(name: str) -> str:
     """A spelling-independent key: lower case, no parentheses, no word 'time', no 'cycles' tail.
 

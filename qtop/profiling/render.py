@@ -3,7 +3,9 @@
 Pure functions from the model to lines of text: the stats sections, each
 graph's wait split and op table, Genie queries, AI Hub's estimate against its
 own runs, and every warning the parser raised. Values show in the unit the
-file used; a value in doubt carries a ``?`` and a note.
+file used; a value in doubt carries a ``?`` and a note. Every string that came
+from the file (names, units, responses, the lines quoted in notes) goes
+through ``plain``: a profile cannot send escape sequences to the terminal.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from qtop.profiling.aggregate import (
 )
 from qtop.profiling.model import GenieQuery, Metric, Number, ParsedProfile
 from qtop.table import MISSING, text_table
+from qtop.textsafe import plain
 
 EXECUTE_ROWS_SHOWN = 12
 MAX_METRIC_COLUMNS = 8
@@ -45,7 +48,7 @@ def points(delta: float | None) -> str:
 def metric_text(metric: Metric) -> str:
     """The value as the file gave it, its unit, and '?' (in doubt) or '*' (computed by qtop)."""
     mark = "?" if metric.caveat else ("*" if metric.note else "")
-    unit = f" {metric.unit}" if metric.unit else ""
+    unit = f" {plain(metric.unit)}" if metric.unit else ""
     value = metric.value if isinstance(metric.value, int) else f"{metric.value:.10g}"
     return f"{value}{unit}{mark}"
 
@@ -78,7 +81,7 @@ def _title(profile: ParsedProfile) -> str:
     version = f" ({', '.join(versions)})" if versions else ""
     executes = profile.execute_count
     counted = f", {executes} execute(s)" if executes else ""
-    return f"{profile.source or '<input>'}: {profile.kind}{version}{counted}"
+    return plain(f"{profile.source or '<input>'}: {profile.kind}{version}{counted}")
 
 
 def _sections(profile: ParsedProfile) -> list[str]:
@@ -87,13 +90,13 @@ def _sections(profile: ParsedProfile) -> list[str]:
     rows = []
     for section in profile.sections:
         for metric in section.metrics:
-            graph = [section.graph] if with_graph else []
-            rows.append([section.name, *graph, metric.name, metric_text(metric)])
+            graph = [plain(section.graph)] if with_graph else []
+            rows.append([plain(section.name), *graph, plain(metric.name), metric_text(metric)])
     return ["stats", text_table(headers, rows, indent="  ")]
 
 
 def _graph(profile: ParsedProfile, graph: GraphBreakdown, top: int, sort: str | None) -> list[str]:
-    label = graph.name or "(unnamed graph)"
+    label = plain(graph.name) or "(unnamed graph)"
     if graph.source == "average":
         head = f"graph {label}: average of all executes (basic report)"
     else:
@@ -127,7 +130,7 @@ def _executes(profile: ParsedProfile, graph: GraphBreakdown) -> list[str]:
     if graph.source == "average":
         return []  # its metrics are in the stats table above
     if len(metrics) == 1:
-        return [f"  {m.name}: {metric_text(m)}" for m in metrics[0]]
+        return [f"  {plain(m.name)}: {metric_text(m)}" for m in metrics[0]]
     rows = graph.executes
     if not rows:
         return []
@@ -168,7 +171,7 @@ def _metric_table(rows: Sequence[ExecuteBreakdown], metrics: list[tuple[Metric, 
             if metric.unit != "ticks":
                 columns.setdefault((metric.name, metric.unit), None)
     chosen = list(columns)[:MAX_METRIC_COLUMNS]
-    headers = ["execute", "warm-up", *(f"{name} {unit}".strip() for name, unit in chosen)]
+    headers = ["execute", "warm-up", *(plain(f"{name} {unit}".strip()) for name, unit in chosen)]
     table = []
     for row, execute_metrics in zip(rows, metrics, strict=False):
         by_name = {(m.name, m.unit): m for m in execute_metrics}
@@ -207,14 +210,14 @@ def _ops(graph: GraphBreakdown, top: int, sort: str | None) -> list[str]:
     growing = [op for key in graph.growing for op in graph.ops if op.key == key][:3]
     for op in growing:
         lines.append(
-            f"  share growing over the run: {op.name} ({op.key}) "
+            f"  share growing over the run: {plain(op.name)} ({plain(op.key)}) "
             f"{percent(op.early_share)} -> {percent(op.late_share)}"
         )
     return lines
 
 
 def _op_cells(op: OpBreakdown, single: bool) -> list[str]:
-    cells = [op.name, op.key if op.op_id is not None else ""]
+    cells = [plain(op.name), op.key if op.op_id is not None else ""]
     if single:
         cells += [
             number(op.cycles_median),
@@ -237,10 +240,10 @@ def _op_cells(op: OpBreakdown, single: bool) -> list[str]:
         ]
     cells += [
         number(op.dominant_path_median),
-        ", ".join(op.resources),
-        ", ".join(op.flags),
-        ", ".join(filter(None, (op.compute_unit, *op.thread_types))),
-        op.op_type,
+        plain(", ".join(op.resources)),
+        plain(", ".join(op.flags)),
+        plain(", ".join(filter(None, (op.compute_unit, *op.thread_types)))),
+        plain(op.op_type),
     ]
     return cells
 
@@ -277,7 +280,7 @@ def _queries(queries: tuple[GenieQuery, ...]) -> list[str]:
         if query.response:
             preview = " ".join(query.response.split())
             cut = preview[:RESPONSE_PREVIEW] + ("..." if len(preview) > RESPONSE_PREVIEW else "")
-            lines.append(f"  response {query.index} ({len(query.response)} chars): {cut}")
+            lines.append(f"  response {query.index} ({len(query.response)} chars): {plain(cut)}")
     return lines
 
 
@@ -290,9 +293,11 @@ def _notes(profile: ParsedProfile, result: Breakdown) -> list[str]:
     lines: list[str] = []
     for warning in profile.warnings:
         where = f" (line {warning.line})" if warning.line is not None else ""
-        lines.append(f"note{where}: {warning.message}")
-    lines.extend(f"note: {note}" for note in result.notes)
+        lines.append(f"note{where}: {plain(warning.message)}")
+    lines.extend(f"note: {plain(note)}" for note in result.notes)
     if profile.unknown_lines:
         sample = f"; first: {profile.unknown_samples[0]}" if profile.unknown_samples else ""
-        lines.append(f"note: {profile.unknown_lines} line(s) not understood and skipped{sample}")
+        lines.append(
+            f"note: {profile.unknown_lines} line(s) not understood and skipped{plain(sample)}"
+        )
     return ["", *lines] if lines else []

@@ -54,6 +54,7 @@ IntColumn = Int64 | list[Int64] | Form
 StrColumn = str | list[str] | Form
 OptionalStrColumn = str | None | list[str | None] | Form
 OptionalFloatColumn = Finite | None | list[Finite | None] | Form
+OptionalBoolColumn = bool | None | list[bool | None] | Form
 
 
 def _runs(values: Sequence[Any]) -> list[list[Any]]:

@@ -47,6 +47,7 @@ from qtop.record.columns import (
     ColumnError,
     FloatColumn,
     IntColumn,
+    OptionalBoolColumn,
     OptionalFloatColumn,
     OptionalStrColumn,
     StrColumn,
@@ -100,6 +101,9 @@ class IterationsLine(msgspec.Struct, kw_only=True, tag_field="kind", tag="iterat
     exit_status: IntColumn | None = None
     error: OptionalStrColumn = None
     metrics: list[dict[str, Finite]] | None = None
+    scheduled: OptionalFloatColumn = None
+    lateness_s: OptionalFloatColumn = None
+    missed: OptionalBoolColumn = None
 
 
 class LogsLine(msgspec.Struct, kw_only=True, tag_field="kind", tag="logs"):
@@ -138,6 +142,8 @@ _check_str = columns.checker(str)
 _check_float = columns.checker(Finite)
 _check_int = columns.checker(Int64)
 _check_optional_str = columns.checker(str | None)
+_check_optional_float = columns.checker(Finite | None)
+_check_optional_bool = columns.checker(bool | None)
 
 
 def kind_of(data: bytes) -> str | None:
@@ -303,6 +309,11 @@ def _iterations(run: Sequence[Iteration]) -> dict[str, Any]:
     column("error", [it.error for it in run], None)
     if any(it.metrics for it in run):
         data["metrics"] = [it.metrics for it in run]
+    if any(it.scheduled is not None for it in run):
+        for name in ("scheduled", "lateness_s"):
+            values = [getattr(it, name) for it in run]
+            data[name] = columns.encode(values, None, millionths=None not in values)
+        column("missed", [it.missed for it in run], None)
     return data
 
 
@@ -436,6 +447,7 @@ def _iteration_run(line: IterationsLine) -> IterationRun:
         if len(line.metrics) != n:
             raise ColumnError(f"iterations.metrics: {len(line.metrics)} values for {n} events")
         metrics = line.metrics
+    paced = _paced_columns(line, n)
     given_end = None
     if line.end is not None:
         given_end = columns.decode(line.end, n, 0.0, "iterations.end", _check_float, True)
@@ -469,4 +481,21 @@ def _iteration_run(line: IterationsLine) -> IterationRun:
         status=status,
         error=error,
         metrics=metrics,
+        scheduled=paced[0],
+        lateness=paced[1],
+        missed=paced[2],
     )
+
+
+def _paced_columns(line: IterationsLine, n: int) -> tuple[Any, Any, Any]:
+    """A paced run's scheduled, lateness and missed columns (``None`` for a run without)."""
+    if line.scheduled is None and line.lateness_s is None and line.missed is None:
+        return None, None, None
+    scheduled = columns.decode(
+        line.scheduled, n, None, "iterations.scheduled", _check_optional_float, numbers=True
+    )
+    lateness = columns.decode(
+        line.lateness_s, n, None, "iterations.lateness_s", _check_optional_float, numbers=True
+    )
+    missed = columns.decode(line.missed, n, None, "iterations.missed", _check_optional_bool)
+    return scheduled, lateness, missed

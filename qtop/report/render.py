@@ -29,6 +29,8 @@ CSV_COLUMNS = (
     "net_energy_per_inference_mj", "energy_valid", "net_energy_valid", "inferences_per_j",
     "mean_power_w", "stability",
     "onset_s", "sustained_slowdown", "peak_temperature_c", "duration_s", "end_reason",
+    "target_rate_hz", "achieved_rate_hz", "deadline_ms", "deadline_missed", "miss_fraction",
+    "lateness_p50_ms", "lateness_p95_ms", "lateness_max_ms", "duty_cycle",
 )  # fmt: skip
 
 
@@ -177,6 +179,20 @@ def _render_csv(summaries: Sequence[RecordingSummary]) -> str:
                     a.get("inferences_per_j"), a.get("mean_power_w"), a.get("stability"),
                     a.get("onset_s"), a.get("sustained_slowdown"), a.get("peak_temperature_c"),
                     round(summary.duration_s, 3), summary.end_reason,
+                    *_pacing_cells(summary, v),
                 ]
             )  # fmt: skip
     return buffer.getvalue().rstrip("\n")
+
+
+def _pacing_cells(summary: RecordingSummary, variant: VariantSummary) -> list[Any]:
+    """The pacing columns of a variant (empty for a run that was not paced)."""
+    found = summary.analysis.variant(variant.variant) if summary.analysis else None
+    pacing = found.pacing if found is not None else None
+    if pacing is None:
+        return [None] * 9
+    return [
+        pacing.target_rate_hz, pacing.achieved_rate_hz, _times_1000(pacing.deadline_s),
+        pacing.missed, pacing.miss_fraction, _times_1000(pacing.lateness_p50_s),
+        _times_1000(pacing.lateness_p95_s), _times_1000(pacing.lateness_max_s), pacing.duty_cycle,
+    ]  # fmt: skip

@@ -34,6 +34,7 @@ from qtop.events import (
     Sample,
     event_from_dict,
 )
+from qtop.stats.pacing import PacingFold
 from qtop.stats.quantiles import RunningStats
 from qtop.stats.series import Series
 
@@ -137,6 +138,8 @@ class SessionModel:
         self.latency: dict[str, RunningStats] = {}
         self.latency_series: dict[str, Series] = {}
         self.metrics: dict[str, RunningStats] = {}
+        # Paced runs: misses, lateness, rate and duty cycle per phase and variant.
+        self.pacing: dict[str, PacingFold] = {}
         self.iterations_done: dict[str, int] = {}
         self.iterations_failed: dict[str, int] = {}
         self.recent_failures: deque[Iteration] = deque(maxlen=FAILURES_KEPT)
@@ -223,6 +226,8 @@ class SessionModel:
             self.t_first = first
         if self.t_last is None or last > self.t_last:
             self.t_last = last
+        if run.lateness is not None:
+            self._apply_paced_run(run)
         if not any(status) and not any(run.metrics):
             self._apply_successful_run(run)
             return
@@ -270,6 +275,24 @@ class SessionModel:
         for variant, (times, values) in points.items():
             self.latency_series[variant].extend(times, values)
         self.last_iteration = run.event(n - 1)
+
+    def _apply_paced_run(self, run: IterationRun) -> None:
+        lateness, missed = run.lateness, run.missed
+        assert lateness is not None
+        groups: dict[str, list[int]] = {}
+        for k in range(run.n):
+            if lateness[k] is not None:
+                groups.setdefault(_key(run.phase[k], run.variant[k]), []).append(k)
+        for key, rows in groups.items():
+            fold = self.pacing.get(key)
+            if fold is None:
+                fold = self.pacing[key] = PacingFold()
+            fold.extend(
+                [run.starts[k] for k in rows],
+                [run.ends[k] for k in rows],
+                [lateness[k] for k in rows],  # type: ignore[misc]
+                [bool(missed[k]) if missed is not None else False for k in rows],
+            )
 
     def _apply_successful_run(self, run: IterationRun) -> None:
         """A run in which every iteration succeeded and has no metrics (the usual one):
@@ -336,6 +359,11 @@ class SessionModel:
     def _apply_iteration(self, event: Iteration) -> None:
         key = _key(event.phase, event.variant)
         self.last_iteration = event
+        if event.lateness_s is not None:
+            fold = self.pacing.get(key)
+            if fold is None:
+                fold = self.pacing[key] = PacingFold()
+            fold.add(event.start, event.end, event.lateness_s, bool(event.missed))
         if event.variant not in self.variants:
             self.variants.append(event.variant)
         if event.exit_status != 0:
@@ -416,6 +444,9 @@ class SessionModel:
         variant = self.phase.variant if variant is None else variant
         return self.latency.get(_key(phase, variant)) or RunningStats()
 
+    def pacing_fold(self, phase: str = "measure", variant: str = "") -> PacingFold | None:
+        return self.pacing.get(_key(phase, variant))
+
     def done(self, phase: str, variant: str | None = None) -> int:
         variant = self.phase.variant if variant is None else variant
         return self.iterations_done.get(_key(phase, variant), 0)
@@ -488,6 +519,7 @@ class SessionModel:
             "latency": {k: v.to_dict() for k, v in self.latency.items()},
             "latency_series": {k: v.to_dict() for k, v in self.latency_series.items()},
             "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
+            "pacing": {k: v.to_dict() for k, v in self.pacing.items()},
             "iterations_done": dict(self.iterations_done),
             "iterations_failed": dict(self.iterations_failed),
             "recent_failures": [e.to_dict() for e in self.recent_failures],
@@ -533,6 +565,7 @@ class SessionModel:
         self.latency = {k: RunningStats.from_dict(v) for k, v in state["latency"].items()}
         self.latency_series = {k: Series.from_dict(v) for k, v in state["latency_series"].items()}
         self.metrics = {k: RunningStats.from_dict(v) for k, v in state["metrics"].items()}
+        self.pacing = {k: PacingFold.from_dict(v) for k, v in state.get("pacing", {}).items()}
         self.iterations_done = {k: int(v) for k, v in state["iterations_done"].items()}
         self.iterations_failed = {k: int(v) for k, v in state["iterations_failed"].items()}
         self.recent_failures.extend(event_from_dict(e) for e in state["recent_failures"])  # type: ignore[misc]

@@ -191,7 +191,7 @@ def test_a_leftover_is_named_without_its_device_text_reaching_the_terminal(tmp_p
 # --- forged lines ----------------------------------------------------------------
 
 HOSTILE_NAME = (
-    "qnn-profiling-data\nI\t3\t1\t3\tmeasure\t1\t0\t1\t2\t0\t0\n"
+    "qnn-profiling-data\nI\t3\t1\t3\tmeasure\t1\t0\t1\t2\t0\t0\t\n"
     "X\t4\t1\tcompleted\t0\t0\t\n\\t\r\t.log"
 )
 

@@ -28,9 +28,10 @@ def test_each_line_kind_parses():
         2, 10, "measure", 1, 200, None, ""
     )
     assert parse_line("E\t3\t11\t4\tbad\\tthing\\\\") == StderrLine(3, 11, "4", "bad\tthing\\")
-    assert parse_line("I\t4\t12\t4\tmeasure\t1\t0\t100\t250\t1\t0") == ProcessLine(
+    assert parse_line("I\t4\t12\t4\tmeasure\t1\t0\t100\t250\t1\t0\t") == ProcessLine(
         4, 12, 4, "measure", 1, 0, 100, 250, 1, False
     )
+    assert parse_line("I\t4\t12\t4\tmeasure\t1\t0\t100\t250\t0\t0\t90").scheduled_us == 90
     assert parse_line("X\t5\t13\tcompleted\t28\t900\t") == RunEndLine(
         5, 13, "completed", 28, 900, ""
     )

@@ -66,10 +66,10 @@ def test_process_lines_become_iterations_net_of_the_timer_overhead():
     )
     (stderr,), _ = tr.events_line("E\t3\t3000000\t0\tno such file")
     assert stderr == Log(t=2.0, host_t=5.0, seq=1, stream="stderr", text="no such file")
-    events, process = tr.events_line("I\t4\t3000000\t0\tmeasure\t2\t0\t2500000\t3000000\t1\t0")
+    events, process = tr.events_line("I\t4\t3000000\t0\tmeasure\t2\t0\t2500000\t3000000\t1\t0\t")
     assert events == [] and process is not None
     # Not marked as seen until committed: a reconnect may hand it over again.
-    assert tr.events_line("I\t4\t3000000\t0\tmeasure\t2\t0\t2500000\t3000000\t1\t0")[1] == process
+    assert tr.events_line("I\t4\t3000000\t0\tmeasure\t2\t0\t2500000\t3000000\t1\t0\t")[1] == process
     iteration = tr.iteration(tr.process_exit(process))
     assert tr.commit_process(process) == []
     assert iteration == Iteration(
@@ -86,7 +86,34 @@ def test_process_lines_become_iterations_net_of_the_timer_overhead():
         error="no such file",
         latency_uncertainty_s=0.0001,
     )
-    assert tr.events_line("I\t4\t3000000\t0\tmeasure\t2\t0\t2500000\t3000000\t1\t0")[1] is None
+    assert tr.events_line("I\t4\t3000000\t0\tmeasure\t2\t0\t2500000\t3000000\t1\t0\t")[1] is None
+
+
+def test_a_paced_iteration_is_late_from_its_arrival_and_misses_by_its_deadline():
+    sensors = plan_sensors(parse_probe(PROBE), DeviceProfile(cpufreq="none"))
+    tr = Translator(sensors, ("",), 0.1, now=lambda: 5.0, deadline_s=0.1)
+    tr.events_line("K\t0\t0\tepoch\t-1000000\t1\tread\t64")
+    tr.events_line("C\t1\t2000000\t1000,1000,1000")
+
+    def paced(seq: int, start: int, end: int, scheduled: int | str, status: int = 0) -> Iteration:
+        fields = (seq, end, seq, "measure", 1, seq, start, end, status, 0, scheduled)
+        line = "I\t" + "\t".join(map(str, fields))
+        _, process = tr.events_line(line)
+        iteration = tr.iteration(tr.process_exit(process))
+        tr.commit_process(process)
+        return iteration
+
+    # Arrived at 2.0 s, started 30 ms later, 61 ms of work (60 ms net of the timer).
+    on_time = paced(2, 3030000, 3091000, 3000000)
+    assert (on_time.scheduled, on_time.lateness_s, on_time.missed) == (2.0, 0.03, False)
+    # 20 ms more queueing: its response is 110 ms after its arrival, past the deadline.
+    late = paced(3, 3150000, 3211000, 3100000)
+    assert (late.lateness_s, late.missed) == (0.05, True)
+    # A failed iteration delivered nothing by its deadline.
+    assert paced(4, 3200000, 3201000, 3200000, status=1).missed is True
+    # Not paced: no schedule, and nothing missed.
+    unpaced = paced(5, 3300000, 3301000, "")
+    assert (unpaced.scheduled, unpaced.lateness_s, unpaced.missed) == (None, None, None)
 
 
 def test_malformed_lines_are_refused_with_a_counted_warning():

@@ -28,12 +28,12 @@ def test_a_process_exit_carries_its_files_until_it_is_committed():
     tr.events_line("K\t0\t0\tepoch\t-1000000\t1\tread\t64")
     tr.events_line("P\t1\t1500000\tmeasure\t1\t20\t\t")
     tr.events_line("F\t2\t3000000\t0\tprof/0.0\t/out/qnn-profiling-data_0.log")
-    _, line = tr.events_line("I\t3\t3000000\t0\tmeasure\t1\t0\t2000000\t3000000\t0\t0")
+    _, line = tr.events_line("I\t3\t3000000\t0\tmeasure\t1\t0\t2000000\t3000000\t0\t0\t")
     exit = tr.process_exit(line)
     assert exit.outputs == (ProfilerFile("/spool/run/prof/0.0", "/out/qnn-profiling-data_0.log"),)
     assert exit.phase_start == 0.5 and (exit.start, exit.end) == (1.0, 2.0)
     # The link dropped during the hook: the I line comes again, the F line does not.
-    _, again = tr.events_line("I\t3\t3000000\t0\tmeasure\t1\t0\t2000000\t3000000\t0\t0")
+    _, again = tr.events_line("I\t3\t3000000\t0\tmeasure\t1\t0\t2000000\t3000000\t0\t0\t")
     assert tr.process_exit(again).outputs == exit.outputs
     assert tr.commit_process(again) == []
     assert tr.process_exit(again).outputs == ()

@@ -173,8 +173,19 @@ def test_genie_seed_variant_scalars_keyed_by_type():
     assert query.value("num-generated-tokens") == 2
     assert query.time_us("token-generation-time") == 97013
     assert all(not m.note for m in query.metrics)
-    # rate = tokens / time, as formats.md checks on the seed
-    assert round(8 / 0.166485, 2) == 48.05
+
+
+def test_genie_seed_rates_are_recomputed_from_count_and_time_when_left_out():
+    document = json.loads(read("genie_profile_seed.json"))
+    del document["GenieDialog_query"]["prompt-processing-rate"]
+    del document["GenieDialog_query"]["token-generation-rate"]
+
+    (query,) = genie.parse_profile(json.dumps(document)).queries
+
+    # The seed printed 48.05 and 20.62: 8 tokens in 166485 us, 2 tokens in 97013 us.
+    assert query.value("prompt-processing-rate") == 48.05
+    assert query.value("token-generation-rate") == 20.62
+    assert all(m.note for m in query.metrics if m.key.endswith("rate"))
 
 
 def test_genie_rate_recomputed_from_count_and_time():

@@ -136,3 +136,57 @@ def test_unknown_kind_name_is_a_usage_error(capsys):
 
 def test_command_kind_choices_match_the_parsers():
     assert ops.KIND_CHOICES == KINDS
+
+
+def test_an_internal_error_names_the_debug_command_that_works(capsys, monkeypatch):
+    def broken(*args: object, **kwargs: object) -> str:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(ops, "ops_output", broken)
+    seed = str(path("seed_linting_excerpt.txt"))
+
+    code, _, err = _run(capsys, seed, "--top", "3")
+
+    assert code == 1
+    assert "internal error: RuntimeError: a bug" in err
+    hint = err.split("this shows: ")[1].strip()
+    assert hint == f"qtop --debug ops {seed} --top 3"
+    # The hint's command line is one argparse takes, and it shows the traceback.
+    code = main(hint.split()[1:])
+    assert code == 1
+    assert "Traceback (most recent call last)" in capsys.readouterr().err
+
+
+def test_a_file_over_the_size_limit_is_refused_and_the_limit_can_be_raised(capsys, tmp_path):
+    big = tmp_path / "big.txt"
+    big.write_text(path("viewer_linting_multigraph.txt").read_text() * 3)
+
+    code, out, err = _run(capsys, str(big), "--max-size", "10k")
+    assert (code, out) == (2, "")
+    assert "0.0172 MB, more than the 0.01 MB qtop ops reads" in err
+    assert "--max-size 1MB" in err
+
+    assert _run(capsys, str(big), "--max-size", "1MB")[0] == 0
+    assert _run(capsys, str(big), "--max-size", "0")[0] == 0
+
+
+@pytest.mark.parametrize("size", ["ten", "-5MB", "5TB", "1e9"])
+def test_a_size_that_is_not_one_is_a_usage_error(capsys, size):
+    with pytest.raises(SystemExit) as exited:
+        main(["ops", str(path("seed_linting_excerpt.txt")), "--max-size", size])
+
+    assert exited.value.code == 2
+    assert "--max-size" in capsys.readouterr().err
+
+
+def test_names_from_the_file_are_printed_escaped(capsys, tmp_path):
+    hostile = tmp_path / "hostile.txt"
+    hostile.write_text(
+        path("seed_linting_excerpt.txt").read_text().replace("/Gather", "/Gather\x1b]52;c;QQ==\x07")
+    )
+
+    code, out, _ = _run(capsys, str(hostile))
+
+    assert code == 0
+    assert "\x1b" not in out and "\x07" not in out
+    assert "/Gather\\x1b]52;c;QQ==\\x07" in out

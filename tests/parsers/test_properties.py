@@ -55,7 +55,7 @@ PROPERTY_SETTINGS = settings(
 json_values = st.recursive(
     st.none()
     | st.booleans()
-    | st.integers(min_value=-(10**20), max_value=10**20)
+    | st.integers(min_value=-(10**400), max_value=10**400)
     | st.floats(allow_nan=True, allow_infinity=True)
     | st.sampled_from(["X", "M", "NODE", "us", "CYCLES", "Input OpId_2", "0x10", "GenieDialog_q"])
     | st.text(max_size=8),

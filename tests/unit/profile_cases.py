@@ -20,6 +20,12 @@ CONTEXT: dict[str, dict] = {
 }
 # Keys that replace one of the base profile's (a run has iterations or a duration).
 REPLACES = {"run.duration": "run.iterations"}
+# Keys that need a sibling to mean anything (a paced run's keys need its rate).
+NEEDS: dict[str, dict[str, str]] = {
+    "run.schedule": {"rate": "10"},
+    "run.deadline": {"rate": "10"},
+    "run.arrival_seed": {"rate": "10", "schedule": "poisson"},
+}
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,8 @@ def profile_with(key: str, value: str | None) -> str:
     node = tree
     for part in parts[:-1]:
         node = node.setdefault(part, {})
+    for sibling, sibling_value in NEEDS.get(key, {}).items():
+        node.setdefault(sibling, sibling_value)
     if value is None:
         node.pop(parts[-1], None)
     else:
@@ -507,6 +515,30 @@ CASES: tuple[KeyCases, ...] = (
                 ".inf /s is above the maximum, 1000 /s",
                 "write a number from 0.001 to 1000 /s, e.g. 2",
             ),
+        ),
+    ),
+    KeyCases(
+        "run.schedule",
+        ("fixed", "poisson"),
+        (Bad("poison", "'poison' is not one of fixed, poisson", "did you mean 'poisson'?"),),
+    ),
+    KeyCases(
+        "run.arrival_seed",
+        ("0", "7"),
+        (
+            Bad(
+                "-1",
+                "-1 is below the minimum, 0",
+                "write a whole number from 0 to 2147483647, e.g. 7",
+            ),
+        ),
+    ),
+    KeyCases(
+        "run.deadline",
+        ("33ms", "0.5"),
+        (
+            Bad(".nan", ".nan is not a number", f"{FORMS}, e.g. 33ms", json_blind=NAN),
+            Bad("0", "0 s is below the minimum, 1ms", duration_range("1ms", "1h", "33ms")),
         ),
     ),
     KeyCases(

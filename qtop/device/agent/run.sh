@@ -180,14 +180,14 @@ qtop_timed() {
 			qtop_now_epoch
 			qtop_put "$qtop_me $now" >"$qtop_dir/cmd.pid"
 			exec sh -c "$1"
-		) </dev/null >>"$qtop_dir/stdout" 2>"$qtop_dir/err.cur" 3>&-
+		) </dev/null >>"$qtop_dir/stdout" 2>"$qtop_dir/err.cur" 3>&- 4<&-
 	else
 		(
 			# shellcheck disable=SC2034 # the rest of the line is not needed
 			read -r qtop_me qtop_rest </proc/self/stat
 			qtop_put "$qtop_me" >"$qtop_dir/cmd.pid"
 			exec sh -c "$1"
-		) </dev/null >>"$qtop_dir/stdout" 2>"$qtop_dir/err.cur" 3>&-
+		) </dev/null >>"$qtop_dir/stdout" 2>"$qtop_dir/err.cur" 3>&- 4<&-
 	fi
 	qtop_status=$?
 	qtop_now
@@ -342,7 +342,7 @@ qtop_process() {
 		[ "$qtop_x" != "$qtop_proc" ] || qtop_overran=1
 	fi
 	now=$qtop_t1
-	qtop_line I "$qtop_proc" "$1" "$qtop_v" "$2" "$qtop_t0" "$qtop_t1" "$qtop_status" "$qtop_overran" >&3
+	qtop_line I "$qtop_proc" "$1" "$qtop_v" "$2" "$qtop_t0" "$qtop_t1" "$qtop_status" "$qtop_overran" "$qtop_sched" >&3
 	qtop_proc=$((qtop_proc + 1))
 	# A command stopped by the timeout failed, even if it exited 0 on the SIGINT.
 	if [ "$qtop_status" -eq 0 ] && [ "$qtop_overran" = 0 ]; then
@@ -355,17 +355,36 @@ qtop_process() {
 	fi
 }
 
-# Pacing: iteration $1 of the phase starts at phase start + $1 periods.
+# Pacing: iteration $1 of the phase arrives at the phase's start plus $1
+# periods (QTOP_PERIOD_US), or plus the first $1 gaps of the arrivals file
+# ("SECONDS MICROSECONDS" a line, drawn by the host; read again from its top
+# when it runs out). Arrivals never wait for the command: an iteration whose
+# arrival has passed starts at once, and the next arrival is still counted
+# from the schedule. qtop_sched is the arrival in the clock's microseconds
+# (empty when the run is not paced).
 qtop_pace() {
-	[ -n "$QTOP_PERIOD_US" ] || return 0
+	qtop_sched=
+	[ -n "$QTOP_PERIOD_US$QTOP_ARRIVALS" ] || return 0
 	if [ "$1" -eq 0 ]; then
 		qtop_pace_s=$qtop_phase_s
 		qtop_pace_u=$((1$qtop_phase_f - 1000000))
-		return 0
+		[ -z "$QTOP_ARRIVALS" ] || exec 4<"$qtop_dir/arrivals"
+	elif [ -n "$QTOP_ARRIVALS" ]; then
+		qtop_gap_s=
+		qtop_gap_u=
+		if ! read -r qtop_gap_s qtop_gap_u <&4; then
+			exec 4<"$qtop_dir/arrivals"
+			read -r qtop_gap_s qtop_gap_u <&4
+		fi
+		qtop_pace_s=$((qtop_pace_s + qtop_gap_s))
+		qtop_pace_u=$((qtop_pace_u + qtop_gap_u))
+	else
+		qtop_pace_u=$((qtop_pace_u + QTOP_PERIOD_US))
 	fi
-	qtop_pace_u=$((qtop_pace_u + QTOP_PERIOD_US))
 	qtop_pace_s=$((qtop_pace_s + qtop_pace_u / 1000000))
 	qtop_pace_u=$((qtop_pace_u % 1000000))
+	qtop_x=$((1000000 + qtop_pace_u))
+	qtop_sched=$qtop_pace_s${qtop_x#1}
 	qtop_sleep_until "$qtop_pace_s" "$qtop_pace_u"
 }
 

@@ -10,6 +10,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from qtop.analysis.live import LiveAnalysis, latency_histogram
+from qtop.analysis.pacing import PacingSummary, live_pacing
 from qtop.stats.model import SessionModel
 from qtop.stats.quantiles import RunningStats
 from qtop.textsafe import clean
@@ -75,6 +76,31 @@ def figures_line(model: SessionModel, variant: str, narrow: bool = False) -> Con
     return Content.assemble(*parts)
 
 
+def pacing_line(pacing: PacingSummary) -> Content:
+    """``paced 13.5/s achieved 6.8/s │ missed 12/30 (40.0%) │ late P50 … P95 … max … ms │
+    duty 98%``: a paced run's deadline misses, queueing lateness, rate and busy share."""
+    muted = "$text-muted"
+    target = f"{pacing.target_rate_hz:.4g}/s" if pacing.target_rate_hz else "?"
+    achieved = f"{pacing.achieved_rate_hz:.4g}/s" if pacing.achieved_rate_hz else "—"
+    share = f" ({pacing.miss_fraction:.1%})" if pacing.miss_fraction is not None else ""
+    parts: list[str | tuple[str, str]] = [
+        ("paced ", muted), (target, "bold"), (" achieved ", muted), (achieved, "bold"),
+        ("  │  missed ", muted),
+        (f"{pacing.missed}/{pacing.iterations}{share}", "bold $error" if pacing.missed else "bold"),
+        ("  │  late ", muted),
+    ]  # fmt: skip
+    late = (
+        ("P50", pacing.lateness_p50_s),
+        ("P95", pacing.lateness_p95_s),
+        ("max", pacing.lateness_max_s),
+    )
+    for index, (name, value) in enumerate(late):
+        parts += [(f"{' ' if index else ''}{name} ", muted), fmt_ms(value)]
+    duty = f"{pacing.duty_cycle:.0%}" if pacing.duty_cycle is not None else "—"
+    parts += [(" ms  │  duty ", muted), (duty, "bold")]
+    return Content.assemble(*parts)
+
+
 def warnings_for(model: SessionModel, variant: str, analysis: LiveAnalysis | None) -> list[str]:
     """Too few iterations, outliers, failures: what the engineer should act on."""
     out: list[str] = []
@@ -128,6 +154,7 @@ class LatencyPane(Pane):
     TITLE = "latency"
     DEFAULT_CSS = """
     LatencyPane #latency-figures { height: 2; }
+    LatencyPane #latency-pacing { height: auto; max-height: 2; display: none; }
     LatencyPane #latency-charts { height: 1fr; }
     LatencyPane #latency-chart { width: 2fr; }
     LatencyPane #latency-histogram { width: 1fr; margin-left: 1; }
@@ -142,6 +169,7 @@ class LatencyPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield Static(id="latency-figures")
+        yield Static(id="latency-pacing")
         with Horizontal(id="latency-charts"):
             yield LineChart(id="latency-chart", placeholder="waiting for measured iterations")
             yield Histogram(id="latency-histogram")
@@ -159,6 +187,10 @@ class LatencyPane(Pane):
         self.quantiles = shown_quantiles(stats)
         self.subtitle(f"variant {clean(variant)}" if variant else "")
         self.put("#latency-figures", figures_line(model, variant, self.has_class("-narrow")))
+        pacing = live_pacing(model, "measure", variant)
+        if pacing is not None:
+            self.put("#latency-pacing", pacing_line(pacing))
+        self.query_one("#latency-pacing").display = pacing is not None
         warnings = warnings_for(model, variant, view.analysis)
         self.put("#latency-warnings", Content("\n".join(f"⚠ {w}" for w in warnings)))
         self.query_one("#latency-warnings").display = bool(warnings)
