@@ -36,7 +36,7 @@ elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", b - a }'; }
 passed=0
 for run in $(seq 1 "$runs"); do
   for part in default slow; do
-    if [ "$part" = default ]; then args=(-q); else args=(-q -m slow); fi
+    if [ "$part" = default ]; then args=(-q -x); else args=(-q -x -m slow); fi
     log="$log_dir/run$run-$part.log"
     started=$(now)
     python -m pytest "${args[@]}" >"$log" 2>&1
