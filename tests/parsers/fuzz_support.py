@@ -465,24 +465,7 @@ def hostile_json_value(rng: random.Random, original: Any) -> Any:
     return [original] if rng.random() < 0.5 else {"value": original}
 
 
-# A document nested deeper than this gets a byte-level mutation instead: walking it would
-# run into Python's recursion limit at a depth that depends on the caller's stack, and
-# Hypothesis needs the same draw to make the same input every time.
-_MAX_WALKED_DEPTH = 200
-
-
-def _nesting_depth(data: bytes) -> int:
-    """An upper bound of a JSON text's nesting (brackets inside strings count too)."""
-    depth = deepest = 0
-    for match in re.finditer(rb"[\[{\]}]", data):
-        depth += 1 if match.group() in (b"[", b"{") else -1
-        deepest = max(deepest, depth)
-    return deepest
-
-
 def _json_mutation(rng: random.Random, data: bytes, pool: Sequence[bytes]) -> bytes:
-    if _nesting_depth(data) > _MAX_WALKED_DEPTH:
-        return _hostile_number(rng, data, pool)
     try:
         document = json.loads(data.decode("utf-8"))
     except (ValueError, RecursionError):
