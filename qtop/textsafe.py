@@ -59,6 +59,10 @@ def _visible(match: re.Match[str]) -> str:
 
 def plain(text: str) -> str:
     """``text`` with every control character replaced by a visible escape."""
+    if text.isprintable():
+        # Nothing to replace (str.isprintable is false for every character the pattern
+        # matches), found in C: a report passes every line of its output through here.
+        return text
     return _UNSAFE.sub(_visible, text)
 
 
@@ -77,3 +81,8 @@ def clean(text: str, *, keep_newlines: bool = False) -> str:
     if keep_newlines:
         return "\n".join(_CONTROL.sub(REPLACEMENT, line) for line in _NEWLINE.split(text))
     return _CONTROL.sub(REPLACEMENT, text.replace("\n", REPLACEMENT))
+
+
+def plain_lines(text: str) -> str:
+    """Like ``plain``, but the newlines that separate lines are kept."""
+    return "\n".join(plain(line) for line in text.split("\n"))

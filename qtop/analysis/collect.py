@@ -14,7 +14,7 @@ import itertools
 import math
 import operator
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from qtop.analysis.series import ChannelSeries
@@ -32,7 +32,7 @@ from qtop.events import (
 )
 
 TIMER_OVERHEAD_PREFIX = "timer_overhead_s="
-_NO_METRICS: dict[str, float] = {}
+_FLOAT_OR_NONE = frozenset({float, type(None)})
 
 
 class IterationTable:
@@ -110,6 +110,44 @@ class IterationTable:
         self.latency.extend(run.latency)
         self.index.extend(run.index)
 
+    def add_runs(self, runs: Sequence[IterationRun]) -> None:
+        """``add_run`` of each run in turn, with each column extended once."""
+        if len(runs) == 1 or any(run.lateness is not None for run in runs):
+            # Paced runs (few) keep their lateness per row: add_run knows how.
+            for run in runs:
+                self.add_run(run)
+            return
+        chain = itertools.chain.from_iterable
+        if any(any(run.metrics) for run in runs):
+            base = len(self.latency)
+            for run in runs:
+                if any(run.metrics):
+                    for k, metrics in enumerate(run.metrics):
+                        if metrics:
+                            self.metrics[base + k] = metrics
+                base += run.n
+        variants = {run.variant[0] for run in runs}
+        if len(variants) == 1 and all(run.variant.count(run.variant[0]) == run.n for run in runs):
+            total = sum(run.n for run in runs)
+            self.variant.extend(itertools.repeat(self.variant_id(variants.pop()), total))
+        else:
+            self.variant.extend(map(self.variant_id, chain(run.variant for run in runs)))
+        self.warmup.extend(
+            map(operator.eq, chain(run.phase for run in runs), itertools.repeat("warmup"))
+        )
+        self.ok.extend(map(operator.not_, chain(run.status for run in runs)))
+        base = len(self.latency)
+        starts = list(chain(run.starts for run in runs))
+        ends = list(chain(run.ends for run in runs))
+        if not all(map(operator.gt, ends, starts)):
+            for k, (start, end) in enumerate(zip(starts, ends, strict=True)):
+                if not end > start:
+                    self.times[base + k] = end
+        self.start.extend(starts)
+        self.end.extend(ends)
+        self.latency.extend(chain(run.latency for run in runs))
+        self.index.extend(chain(run.index for run in runs))
+
     def midpoint(self, row: int) -> float:
         """Where the iteration sits in time: the middle of its span (or its time)."""
         start, end = self.start[row], self.end[row]
@@ -117,9 +155,6 @@ class IterationTable:
             return (start + end) / 2
         t = self.times.get(row)
         return end if t is None else t
-
-    def row_metrics(self, row: int) -> dict[str, float]:
-        return self.metrics.get(row, _NO_METRICS)
 
 
 @dataclass(slots=True)
@@ -171,6 +206,52 @@ class Collector:
             return
         # Packed log runs are the command's stdout: never the agent's timer line.
 
+    def add_runs(self, runs: Sequence[IterationRun]) -> None:
+        """``add_run`` of each run of iterations in turn."""
+        if not runs:
+            return
+        latest = max(max(run.ends) for run in runs)
+        if self.data.t_last is None or latest > self.data.t_last:
+            self.data.t_last = latest
+        self.data.iterations.add_runs(runs)
+
+    def add_samples(self, samples: Sequence[Sample]) -> None:
+        """``add`` of each sample in turn: each channel's points extended once."""
+        if not samples:
+            return
+        data = self.data
+        times = [sample.t for sample in samples]
+        timed = [t for t in times if t is not None]
+        if timed:
+            latest = max(timed)
+            if data.t_last is None or latest > data.t_last:
+                data.t_last = latest
+        keys = tuple(samples[0].values)
+        if len(timed) < len(times) or not all(tuple(s.values) == keys for s in samples):
+            for sample in samples:
+                self._sample(sample)
+            return
+        columns = zip(*(sample.values.values() for sample in samples), strict=True)
+        series = data.series
+        for channel_id, column in zip(keys, columns, strict=True):
+            kinds = set(map(type, column))
+            if not kinds <= _FLOAT_OR_NONE:
+                for t, value in zip(times, column, strict=True):
+                    self._sample(Sample(t=t, values={channel_id: value}))
+                continue
+            if type(None) in kinds:
+                present = list(map(operator.is_not, column, itertools.repeat(None)))
+                at, values = itertools.compress(times, present), itertools.compress(column, present)
+                if not any(present):
+                    continue
+            else:
+                at, values = times, column  # type: ignore[assignment]
+            target = series.get(channel_id)
+            if target is None:
+                target = series[channel_id] = ChannelSeries(array("d"), array("d"))  # type: ignore[arg-type]
+            target.times.extend(at)  # type: ignore[attr-defined, arg-type]
+            target.values.extend(values)  # type: ignore[attr-defined]
+
     def _sample(self, event: Sample) -> None:
         t = event.t
         if t is None:
@@ -196,7 +277,8 @@ class Collector:
     def finish(self) -> Collected:
         """The collected data, with every channel's points in time order."""
         for target in self.data.series.values():
-            if any(b < a for a, b in itertools.pairwise(target.times)):
+            times = target.times
+            if any(map(operator.gt, times, itertools.islice(times, 1, None))):
                 pairs = sorted(zip(target.times, target.values, strict=True))
                 target.times = [t for t, _ in pairs]
                 target.values = [v for _, v in pairs]

@@ -14,7 +14,6 @@ recording, so two variants of one session compare like two recordings.
 
 from __future__ import annotations
 
-import math
 import random
 import re
 from collections.abc import Sequence
@@ -22,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from qtop.analysis.energy import EnergyAnalysis
+from qtop.analysis.numeric import fsum
 from qtop.analysis.pacing import PacingSummary
 from qtop.analysis.plain import to_plain
 from qtop.analysis.resample import Dependence
@@ -135,6 +135,8 @@ class Comparison:
     only_in_base: tuple[str, ...]
     only_in_new: tuple[str, ...]
     gates: tuple[GateResult, ...] = field(default=())
+    # BASE's and NEW's devices, when they are not the same device (side-by-side runs).
+    devices: tuple[str, str] | None = None
 
     @property
     def failed(self) -> bool:
@@ -155,7 +157,7 @@ def bootstrap_ratio(
         chosen = rng.choices(blocks, k=len(blocks))
         inferences = sum(c for _, c in chosen)
         if inferences:
-            out.append(math.fsum(e for e, _ in chosen) / inferences)
+            out.append(fsum([e for e, _ in chosen]) / inferences)
     return out
 
 

@@ -9,11 +9,13 @@ measured run that is such an outlier means the warm-up was too short.
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from qtop.analysis.numeric import mean, median, median_absolute_deviation, percentile, stdev
+from qtop.analysis.numeric import mean, median_absolute_deviation, percentile, stdev
 
 QUANTILES: tuple[tuple[str, float], ...] = (
     ("p50", 0.5),
@@ -53,10 +55,17 @@ class LatencyStats:
 
 
 def latency_stats(
-    latencies_s: Sequence[float], failed: int = 0, duration_s: float = 0.0
+    latencies_s: Sequence[float],
+    failed: int = 0,
+    duration_s: float = 0.0,
+    ordered: Sequence[float] | None = None,
 ) -> LatencyStats:
-    """Percentiles (linear interpolation between closest ranks), mean, spread."""
-    ordered = sorted(latencies_s)
+    """Percentiles (linear interpolation between closest ranks), mean, spread.
+
+    ``ordered`` is the same latencies sorted, when the caller has them already.
+    """
+    if ordered is None:
+        ordered = sorted(latencies_s)
     if not ordered:
         return LatencyStats(
             count=0,
@@ -100,27 +109,47 @@ class Outliers:
     indices: tuple[int, ...]
 
 
-def find_outliers(latencies_s: Sequence[float], indices: Sequence[int] | None = None) -> Outliers:
+def find_outliers(
+    latencies_s: Sequence[float],
+    indices: Sequence[int] | None = None,
+    ordered: Sequence[float] | None = None,
+) -> Outliers:
     """Values with |x - median| > 10 * 1.4826 * MAD, in measurement order.
 
     ``leading_slow`` counts the consecutive high outliers the measurement
-    starts with: the runs a longer warm-up would have absorbed.
+    starts with: the runs a longer warm-up would have absorbed. ``ordered`` is
+    the same latencies sorted, when the caller has them already: then the
+    median, the MAD and whether there is any outlier at all need no pass over
+    the values in Python.
     """
     labels = indices if indices is not None else range(len(latencies_s))
     if len(latencies_s) < 3:
         return Outliers(0, 0, 0, None, None, None, None, 0, ())
-    centre = median(latencies_s)
-    sigma = MAD_TO_SIGMA * median_absolute_deviation(latencies_s, centre)
+    if ordered is None:
+        ordered = sorted(latencies_s)
+    centre = percentile(ordered, 0.5)  # type: ignore[arg-type]
+    sigma = MAD_TO_SIGMA * median_absolute_deviation(latencies_s, centre, ordered)
     if sigma == 0:
-        sigma = MEAN_DEVIATION_TO_SIGMA * mean([abs(v - centre) for v in latencies_s])
-    if sigma == 0:
-        return Outliers(0, 0, 0, centre, 0.0, centre, centre, 0, ())
+        sigma = MEAN_DEVIATION_TO_SIGMA * mean(
+            list(map(abs, map(operator.sub, latencies_s, itertools.repeat(centre))))
+        )
+    if not sigma > 0:
+        # No spread (or none a float can hold): nothing stands out.
+        return Outliers(0, 0, 0, centre, sigma if sigma == sigma else None, centre, centre, 0, ())
     limit = OUTLIER_SIGMAS * sigma
-    high = [i for i, v in enumerate(latencies_s) if v - centre > limit]
-    low = [i for i, v in enumerate(latencies_s) if centre - v > limit]
-    high_set = set(high)
+    # v - centre grows with v, so the sorted ends say whether there is any outlier.
+    high: list[int] = []
+    low: list[int] = []
+    if ordered[-1] - centre > limit:
+        flags = map(operator.gt, map(operator.sub, latencies_s, itertools.repeat(centre)),
+                    itertools.repeat(limit))  # fmt: skip
+        high = list(itertools.compress(itertools.count(), flags))
+    if centre - ordered[0] > limit:
+        flags = map(operator.gt, map(operator.sub, itertools.repeat(centre), latencies_s),
+                    itertools.repeat(limit))  # fmt: skip
+        low = list(itertools.compress(itertools.count(), flags))
     leading = 0
-    while leading in high_set:
+    while leading < len(high) and high[leading] == leading:
         leading += 1
     flagged = sorted(high + low)
     return Outliers(

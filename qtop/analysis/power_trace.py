@@ -25,7 +25,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from qtop.analysis.numeric import median
+from qtop.analysis.numeric import fsum, median
 from qtop.analysis.power_source import (
     COUNTER_SCALE,
     METHOD_CURRENT_VOLTAGE,
@@ -206,11 +206,11 @@ def _summed_counters(
         if len(parts) != len(maps):
             continue
         taken = [clock[t] + lag for clock, lag in clocks if t in clock]
-        stamp = math.fsum(taken) / len(taken) if clocks and len(taken) == len(clocks) else t
+        stamp = fsum(taken) / len(taken) if clocks and len(taken) == len(clocks) else t
         ticks.append(t)
         # Never earlier than the stamp before it, even where a tick fell back to its own time.
         stamps.append(max(stamp, stamps[-1]) if stamps else stamp)
-        joules.append(math.fsum(parts))
+        joules.append(fsum(parts))
     return ticks, stamps, joules
 
 

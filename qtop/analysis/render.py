@@ -2,7 +2,9 @@
 
 ``qtop report`` composes these; they never read files or print. Latencies are
 shown in milliseconds, energy per inference in millijoules, like the seed's
-results table; the JSON form (``to_dict``) keeps SI units.
+results table; the JSON form (``to_dict``) keeps SI units. Names that come from
+the device or the profile (variants, channels, metrics, and the notes that quote
+them) go through ``qtop.textsafe.plain``: no control character reaches a terminal.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from qtop.analysis.pacing import PacingSummary, describe
 from qtop.analysis.session import SessionAnalysis, VariantAnalysis
 from qtop.analysis.thermal import ThermalAnalysis, fit_problem
 from qtop.table import MISSING, fmt, markdown_table, text_table
+from qtop.textsafe import plain, plain_lines
 
 # Appended to a figure that is there but cannot be trusted (too few sensor readings).
 INVALID_MARK = " (invalid)"
@@ -78,7 +81,7 @@ def _pct(ratio: float | None, signed: bool = False) -> str:
 
 
 def _title(variant: VariantAnalysis) -> str:
-    return f" ({variant.name})" if variant.name else ""
+    return f" ({plain(variant.name)})" if variant.name else ""
 
 
 # --- per-variant lines (shared by text and Markdown) ------------------------
@@ -94,7 +97,7 @@ def latency_lines(
         f"(minimum {validity.min_iterations} iterations, {validity.min_duration_s:g} s)"
         + (f", {m.failed} failed" if m.failed else "")
     ]
-    lines += [f"not valid: {reason}" for reason in validity.reasons]
+    lines += [f"not valid: {plain(reason)}" for reason in validity.reasons]
     if variant.warmup is not None:
         w = variant.warmup
         lines.append(
@@ -123,10 +126,10 @@ def latency_lines(
             f"latency from the profiler ({latency_source}); the device timer "
             f"({_ms(timer_overhead_s, 4)} ms overhead) only places iterations in time"
         )
-    lines += [f"hint: {hint}" for hint in variant.hints]
+    lines += [f"hint: {plain(hint)}" for hint in variant.hints]
     for metric in variant.metrics:
         lines.append(
-            f"{metric.name}: P50 {metric.p50:.4g}, P95 {metric.p95:.4g}, "
+            f"{plain(metric.name)}: P50 {metric.p50:.4g}, P95 {metric.p95:.4g}, "
             f"range {metric.min:.4g} .. {metric.max:.4g} ({metric.count} runs)"
         )
     return lines
@@ -146,7 +149,7 @@ def thermal_lines(thermal: ThermalAnalysis | None, t_start: float | None) -> lis
         )
         event = thermal.corroboration
         if event is not None and t_start is not None:
-            lines.append(f"corroborated: {event.detail} at +{event.t - t_start:.1f} s")
+            lines.append(f"corroborated: {plain(event.detail)} at +{event.t - t_start:.1f} s")
     else:
         lines.append("no throttling onset: the rolling P50 did not stay above the threshold")
     lines.append(
@@ -185,10 +188,10 @@ def thermal_lines(thermal: ThermalAnalysis | None, t_start: float | None) -> lis
             else ""
         )
         lines.append(
-            f"hottest zone {thermal.hottest_channel}: peak {thermal.peak_temperature_c:g} °C"
+            f"hottest zone {plain(thermal.hottest_channel)}: peak {thermal.peak_temperature_c:g} °C"
             + at_onset
         )
-    lines += [f"note: {note}" for note in thermal.notes]
+    lines += [f"note: {plain(note)}" for note in thermal.notes]
     return lines
 
 
@@ -200,7 +203,7 @@ _HOW = {
 
 def energy_lines(energy: EnergyAnalysis) -> list[str]:
     if not energy.available:
-        return [energy.note]
+        return [plain(energy.note)]
     updates = (
         f"updates every {energy.refresh_period_s:.3g} s"
         if energy.refresh_period_s is not None
@@ -209,7 +212,7 @@ def energy_lines(energy: EnergyAnalysis) -> list[str]:
     interval = f"{energy.sample_interval_s:.3g} s" if energy.sample_interval_s is not None else "—"
     how = _HOW.get(energy.integrated_on or "", energy.integrated_on or "")
     lines = [
-        f"source: {energy.source}; {updates}, sampled every {interval}; "
+        f"source: {plain(energy.source or '')}; {updates}, sampled every {interval}; "
         f"{how}: {energy.readings} readings in the measurement"
     ]
     if energy.charging:
@@ -230,8 +233,8 @@ def energy_lines(energy: EnergyAnalysis) -> list[str]:
             f"{_mj(energy.net_energy_per_inference_j)} mJ/inference, "
             f"{fmt(energy.net_inferences_per_j, 3)} inferences/J"
         )
-    lines += [f"not valid: {reason}" for reason in energy.invalid_reasons]
-    lines += [f"warning: {warning}" for warning in energy.warnings]
+    lines += [f"not valid: {plain(reason)}" for reason in energy.invalid_reasons]
+    lines += [f"warning: {plain(warning)}" for warning in energy.warnings]
     return lines
 
 
@@ -301,11 +304,11 @@ def render_text(analysis: SessionAnalysis, indent: str = "  ") -> str:
             out.append(f"{indent}{name}:")
             out += [f"{indent * 2}{line}" for line in lines]
         if variant.timeline:
-            window = analysis.parameters.stability_window_s
+            window = variant.timeline_window_s
             out.append(f"{indent}timeline ({window:g} s windows):")
             out.append(text_table(TIMELINE_HEADERS, timeline_rows(variant), indent * 2))
-    out += [f"{indent}note: {note}" for note in _session_notes(analysis)]
-    return "\n".join(out)
+    out += [f"{indent}note: {plain(note)}" for note in _session_notes(analysis)]
+    return plain_lines("\n".join(out))
 
 
 def render_markdown(analysis: SessionAnalysis, heading_level: int = 3) -> str:
@@ -317,13 +320,13 @@ def render_markdown(analysis: SessionAnalysis, heading_level: int = 3) -> str:
         for name, lines in _sections(variant, analysis, titled=True):
             out.append(f"**{name}**\n\n" + "\n".join(f"- {line}" for line in lines))
         if variant.timeline:
-            window = analysis.parameters.stability_window_s
+            window = variant.timeline_window_s
             out.append(
                 f"**Timeline** ({window:g} s windows)\n\n"
                 + markdown_table(TIMELINE_HEADERS, timeline_rows(variant))
             )
-    out += [f"> note: {note}" for note in _session_notes(analysis)]
-    return "\n\n".join(out)
+    out += [f"> note: {plain(note)}" for note in _session_notes(analysis)]
+    return plain_lines("\n\n".join(out))
 
 
 # --- the results table (one row per recording and variant) ------------------
@@ -363,7 +366,7 @@ def summary_rows(label: str, analysis: SessionAnalysis) -> list[dict[str, Any]]:
 def summary_cells(row: dict[str, Any]) -> list[str]:
     """One row formatted for SUMMARY_HEADERS (ms, mJ, percentages)."""
     return [
-        str(row["config"]) or "—",
+        plain(str(row["config"])) or "—",
         str(row["measured"]),
         "yes" if row["valid"] else "NO",
         _ms(row["p50_s"]),

@@ -168,11 +168,18 @@ def _outcome(comparison: Comparison) -> str:
 
 
 def _heading(comparison: Comparison) -> str:
-    return (
+    heading = (
         f"BASE {comparison.base_label} vs NEW {comparison.new_label} "
         f"({comparison.confidence:.0%} CI of the change: block bootstrap, "
         f"{comparison.resamples} resamples, seed {comparison.seed})"
     )
+    if comparison.devices is not None:
+        base, new = comparison.devices
+        heading += (
+            f"\nacross devices: BASE on {base}, NEW on {new}; each side is timed by its own "
+            "device's clock, so the changes are between devices, not between builds"
+        )
+    return heading
 
 
 def render_comparison_text(comparison: Comparison) -> str:

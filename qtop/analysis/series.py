@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from qtop.analysis.numeric import median
+from qtop.analysis.numeric import fsum, median
 
 
 @dataclass(slots=True)
@@ -36,7 +35,7 @@ class ChannelSeries:
 
     def mean_between(self, t_from: float, t_to: float) -> float | None:
         lo, hi = self.index_range(t_from, t_to)
-        return math.fsum(self.values[lo:hi]) / (hi - lo) if hi > lo else None
+        return fsum(self.values[lo:hi]) / (hi - lo) if hi > lo else None
 
     def max_between(self, t_from: float, t_to: float) -> float | None:
         lo, hi = self.index_range(t_from, t_to)

@@ -8,9 +8,10 @@ the live view cannot disagree. ``SessionAnalysis.to_dict()`` is plain JSON.
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +40,7 @@ from qtop.analysis.latency import (
 from qtop.analysis.pacing import PacingSummary, summarize_pacing
 from qtop.analysis.plain import to_plain
 from qtop.analysis.thermal import ThermalAnalysis, analyze_thermal
-from qtop.analysis.timeline import TimelineRow, timeline
+from qtop.analysis.timeline import TimelineRow, timeline, timeline_window_s
 from qtop.errors import UsageError
 from qtop.events import (
     Event,
@@ -89,7 +90,11 @@ class VariantAnalysis:
     hints: tuple[str, ...]
     t_start: float | None
     t_end: float | None
-    latencies_s: tuple[float, ...] = field(
+    # The timeline's window: the stability window, or a multiple of it for a run too
+    # long to show in MAX_TIMELINE_ROWS rows.
+    timeline_window_s: float = DEFAULT_STABILITY_WINDOW_S
+    # In the order the iterations ran (what compare resamples); an array of machine numbers.
+    latencies_s: Sequence[float] = field(
         default=(), repr=False, compare=False, metadata={"export": False}
     )
     # Paced runs: deadline misses, lateness, achieved rate and duty cycle.
@@ -125,9 +130,15 @@ def _profile_run(header: Header | None) -> Mapping[str, Any]:
 
 
 def _number(value: Any) -> float | None:
+    """A finite number from the header's free-form profile, or None (an integer of 400
+    digits or 1e999 in a damaged header is no setting)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _baseline_span(
@@ -247,28 +258,25 @@ def _analyze_variant(
 ) -> VariantAnalysis:
     table = data.iterations
     picked = _VariantRows(table, table.variant_id(name))
-    ok = picked.ok
     # Machine numbers, not lists of float objects: an hour holds 800,000 of them.
-    times = picked.midpoints
-    latencies = array("d", map(table.latency.__getitem__, ok))
+    times, latencies = picked.midpoints, picked.latencies
+    count = len(latencies)
     t_start, t_end = picked.t_start, picked.t_end
     span = t_end - t_start if t_start is not None and t_end is not None else 0.0
-    ordered = picked.in_start_order()
-    # Usually the rows already ran in time order: then the lists above serve again.
-    in_order = ordered is ok
-    ordered_latencies = (
-        latencies if in_order else array("d", map(table.latency.__getitem__, ordered))
-    )
-    outliers = find_outliers(ordered_latencies, array("q", map(table.index.__getitem__, ordered)))
+    # Sorted once: the percentiles, the median and the MAD of the outliers all read it.
+    ordered = sorted(latencies)
+    start_order = picked.in_start_order()
+    outliers = find_outliers(start_order.latencies, start_order, ordered)
     warmup_count = len(picked.warmup)
     hints = outlier_hints(
         outliers,
-        len(ok),
+        count,
         warmup_count
         if warmup_count
         else (int(profile_warmup) if profile_warmup is not None else None),
     )
-    stats = latency_stats(latencies, picked.measured_failed, span)
+    stats = latency_stats(latencies, picked.measured_failed, span, ordered)
+    del ordered
     if timer_overhead and stats.p50_s and timer_overhead > TIMER_OVERHEAD_NOTICE * stats.p50_s:
         hints.append(
             f"the device timer's own overhead ({timer_overhead * 1e3:.3g} ms) is "
@@ -294,7 +302,7 @@ def _analyze_variant(
             stability_pass=parameters.stability_pass,
         )
     if trace is None or t_start is None or t_end is None:
-        energy = no_power(span, len(ok))
+        energy = no_power(span, count)
     else:
         status_id = trace.source.status_channel
         energy = analyze_energy(
@@ -306,6 +314,7 @@ def _analyze_variant(
             _baseline_span(data.phases, t_start, data.t_last),
         )
     rows: tuple[TimelineRow, ...] = ()
+    timeline_window = parameters.stability_window_s
     if t_start is not None and t_end is not None:
         hottest = thermal.hottest_channel if thermal else None
         cooling = [
@@ -313,29 +322,24 @@ def _analyze_variant(
             for c in data.channels.values()
             if c.kind == "cooling" and c.id in data.series
         ]
+        timeline_window = timeline_window_s(t_start, t_end, parameters.stability_window_s)
         rows = timeline(
             times,
             latencies,
             t_start,
             t_end,
-            parameters.stability_window_s,
+            timeline_window,
             data.series.get(hottest) if hottest else None,
             cooling,
             trace,
         )
+    warmup_latencies, warmup_failed = picked.warmup_latencies()
     return VariantAnalysis(
         name=name,
         measured=stats,
-        warmup=latency_stats(
-            [table.latency[row] for row in picked.warmup if table.ok[row]],
-            sum(1 for row in picked.warmup if not table.ok[row]),
-        )
-        if warmup_count
-        else None,
-        metrics=metric_stats([table.row_metrics(row) for row in ok]),
-        validity=check_validity(
-            len(ok), span, parameters.min_iterations, parameters.min_duration_s
-        ),
+        warmup=latency_stats(warmup_latencies, warmup_failed) if warmup_count else None,
+        metrics=metric_stats(picked.metrics()),
+        validity=check_validity(count, span, parameters.min_iterations, parameters.min_duration_s),
         outliers=outliers,
         thermal=thermal,
         energy=energy,
@@ -343,9 +347,35 @@ def _analyze_variant(
         hints=tuple(hints),
         t_start=t_start,
         t_end=t_end,
-        latencies_s=tuple(ordered_latencies),
+        timeline_window_s=timeline_window,
+        latencies_s=start_order.latencies,
         pacing=summarize_pacing(_pacing_fold(table, table.variant_id(name)), data.header),
     )
+
+
+_NOT = bytes.maketrans(b"\x00\x01", b"\x01\x00")
+
+
+def _and(a: bytes | bytearray, b: bytes | bytearray) -> bytes:
+    """Byte-wise AND of two flag strings (0 or 1 each), as one integer operation."""
+    return (int.from_bytes(a, "little") & int.from_bytes(b, "little")).to_bytes(len(a), "little")
+
+
+class _StartOrder(Sequence[int]):
+    """The successful measured iterations in the order they ran: their latencies, and
+    their indices as outlier labels (looked up only for the few flagged)."""
+
+    def __init__(self, latencies: Sequence[float], rows: Callable[[], Sequence[int]],
+                 index: Sequence[int]) -> None:  # fmt: skip
+        self.latencies = latencies
+        self._rows = rows
+        self._index = index
+
+    def __len__(self) -> int:
+        return len(self.latencies)
+
+    def __getitem__(self, position: int) -> int:  # type: ignore[override]
+        return self._index[self._rows()[position]]
 
 
 def _pacing_fold(table: IterationTable, variant_id: int) -> PacingFold | None:
@@ -364,54 +394,87 @@ def _pacing_fold(table: IterationTable, variant_id: int) -> PacingFold | None:
 class _VariantRows:
     """The rows of one variant: measured ones that succeeded in time order, warm-up ones.
 
-    The selections are map() and compress() over the table's columns, which run in
-    C: an hour of a busy run has 900,000 rows.
+    The selections are ``compress`` over the table's columns with flags made by
+    byte and integer operations, which run in C: an hour of a busy run has
+    900,000 rows. Row numbers are worked out only where an order must be
+    restored or a row named.
     """
 
     def __init__(self, table: IterationTable, variant_id: int) -> None:
         self.table = table
         rows = len(table)
-        not_warmup = bytes(map(operator.not_, table.warmup))
+        not_warmup = bytes(table.warmup.translate(_NOT))
         if len(table.variants) == 1:
-            measured, warmup_flags = not_warmup, table.warmup
+            measured, warmup_flags = not_warmup, bytes(table.warmup)
         else:
             mine = bytes(map(operator.eq, table.variant, itertools.repeat(variant_id)))
-            measured = bytes(map(operator.and_, mine, not_warmup))
-            warmup_flags = bytearray(map(operator.and_, mine, table.warmup))
-        ok_flags = bytes(map(operator.and_, measured, table.ok))
-        ok = array("q", itertools.compress(range(rows), ok_flags))
+            measured = _and(mine, not_warmup)
+            warmup_flags = _and(mine, bytes(table.warmup))
+        ok_flags = _and(measured, bytes(table.ok))
+        self._ok_flags, self._warmup_flags = ok_flags, warmup_flags
         self.warmup = array("q", itertools.compress(range(rows), warmup_flags))
-        self.measured_failed = sum(measured) - len(ok)
-        self.t_start = min(itertools.compress(table.start, measured), default=None)
-        self.t_end = max(itertools.compress(table.end, measured), default=None)
+        self.measured_failed = measured.count(1) - ok_flags.count(1)
         starts = array("d", itertools.compress(table.start, ok_flags))
         ends = array("d", itertools.compress(table.end, ok_flags))
+        if self.measured_failed:
+            self.t_start = min(itertools.compress(table.start, measured), default=None)
+            self.t_end = max(itertools.compress(table.end, measured), default=None)
+        else:
+            self.t_start, self.t_end = min(starts, default=None), max(ends, default=None)
+        latencies = array("d", itertools.compress(table.latency, ok_flags))
         # Each midpoint as table.midpoint computes it: (start + end) / 2, or the
         # iteration's time when its span is empty (the table lists those rows).
         midpoints = array("d", map(operator.truediv, map(operator.add, starts, ends),
                                    itertools.repeat(2)))  # fmt: skip
+        self._rows: array[int] | None = None
         if table.times:
-            for position, row in enumerate(ok):
+            for position, row in enumerate(self.rows()):
                 if row in table.times:
                     midpoints[position] = table.midpoint(row)
         if any(map(operator.gt, midpoints, itertools.islice(midpoints, 1, None))):
-            ok = array("q", sorted(ok, key=table.midpoint))
-            midpoints = array("d", map(table.midpoint, ok))
-            starts = array("d", map(table.start.__getitem__, ok))
-        self.ok, self.midpoints, self._starts = ok, midpoints, starts
+            # Not in time order (several processes' iterations interleaved): sort the rows
+            # by midpoint, stably, as the analysis reads them in time order.
+            self._rows = array("q", sorted(self.rows(), key=table.midpoint))
+            midpoints = array("d", map(table.midpoint, self._rows))
+            starts = array("d", map(table.start.__getitem__, self._rows))
+            latencies = array("d", map(table.latency.__getitem__, self._rows))
+        self.midpoints, self.latencies, self._starts = midpoints, latencies, starts
 
-    def in_start_order(self) -> Sequence[int]:
+    def rows(self) -> array[int]:
+        """Row numbers of the successful measured iterations, in midpoint order."""
+        if self._rows is None:
+            self._rows = array("q", itertools.compress(range(len(self.table)), self._ok_flags))
+        return self._rows
+
+    def in_start_order(self) -> _StartOrder:
         """The successful measured rows by start (then index): the order they ran in."""
-        rows = self.ok
+        table = self.table
         starts = self._starts
         if all(map(operator.lt, starts, itertools.islice(starts, 1, None))):
-            return rows
-        table = self.table
+            return _StartOrder(self.latencies, self.rows, table.index)
         start, index = table.start, table.index
 
         def key(row: int) -> tuple[float, int]:
             return start[row], index[row]
 
+        rows = self.rows()
         if any(key(a) > key(b) for a, b in itertools.pairwise(rows)):
-            return array("q", sorted(rows, key=key))
-        return rows
+            ordered = array("q", sorted(rows, key=key))
+            latencies = array("d", map(table.latency.__getitem__, ordered))
+            return _StartOrder(latencies, lambda: ordered, index)
+        return _StartOrder(self.latencies, self.rows, index)
+
+    def warmup_latencies(self) -> tuple[array[float], int]:
+        """Latencies of the successful warm-up iterations, and how many failed."""
+        table = self.table
+        flags = _and(self._warmup_flags, bytes(table.ok))
+        return array("d", itertools.compress(table.latency, flags)), (
+            self._warmup_flags.count(1) - flags.count(1)
+        )
+
+    def metrics(self) -> list[dict[str, float]]:
+        """The metrics of the successful measured rows that have any, in midpoint order."""
+        known = self.table.metrics
+        if not known:
+            return []
+        return [known[row] for row in self.rows() if row in known]

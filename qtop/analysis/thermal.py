@@ -11,10 +11,11 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from qtop.analysis.numeric import golden_section_minimum, median
+from qtop.analysis.numeric import fsum, golden_section_minimum, median
 from qtop.analysis.series import ChannelSeries
 from qtop.events import ChannelInfo
 
@@ -126,16 +127,22 @@ def rolling_median(times: Sequence[float], values: Sequence[float], window_s: fl
 def find_onset(
     times: Sequence[float], rolling: Sequence[float], threshold: float, hold_s: float
 ) -> int | None:
-    """Index of the first point from which the rolling median stays above threshold for hold_s."""
-    run_start: int | None = None
-    for i, value in enumerate(rolling):
-        if value > threshold:
-            if run_start is None:
-                run_start = i
-            if times[i] - times[run_start] >= hold_s:
-                return run_start
-        else:
-            run_start = None
+    """Index of the first point from which the rolling median stays above threshold for hold_s.
+
+    The stretches above the threshold are found with ``bytes.find`` over one flag
+    per point; within a stretch the times only grow, so its last point says
+    whether it lasted ``hold_s``.
+    """
+    above = bytes(map(operator.gt, rolling, itertools.repeat(threshold)))
+    position = above.find(1)
+    while position >= 0:
+        stop = above.find(0, position)
+        last = (len(above) if stop < 0 else stop) - 1
+        if times[last] - times[position] >= hold_s:
+            return position
+        if stop < 0:
+            return None
+        position = above.find(1, stop)
     return None
 
 
@@ -144,21 +151,26 @@ def _fit_points(
 ) -> tuple[list[float], list[float], list[float]]:
     """(x = t - t_onset, y, weight); medians of equal-time bins when there are many points."""
     start = bisect.bisect_left(times, t_onset)
-    xs = [t - t_onset for t in times[start:]]
-    ys = list(values[start:])
-    if len(xs) <= max_points or xs[-1] <= 0:
+    xs = list(map(operator.sub, itertools.islice(times, start, None), itertools.repeat(t_onset)))
+    ys = list(itertools.islice(values, start, None))
+    if len(xs) <= max_points or not xs[-1] > 0:
         return xs, ys, [1.0] * len(xs)
     width = xs[-1] / max_points
-    bins: dict[int, tuple[list[float], list[float]]] = {}
-    for x, y in zip(xs, ys, strict=True):
-        slot = bins.setdefault(min(int(x / width), max_points - 1), ([], []))
-        slot[0].append(x)
-        slot[1].append(y)
+
+    def slot(x: float) -> int:
+        return min(int(x / width), max_points - 1)
+
+    # The points are in time order, so each bin is a stretch of them: its end is
+    # found by a binary search on the bin number, not by a pass over every point.
     bx, by, bw = [], [], []
-    for slot_x, slot_y in (bins[key] for key in sorted(bins)):
-        bx.append(math.fsum(slot_x) / len(slot_x))
-        by.append(median(slot_y))
-        bw.append(float(len(slot_x)))
+    first = 0
+    while first < len(xs):
+        number = slot(xs[first])
+        stop = bisect.bisect_right(xs, number, lo=first, key=slot)
+        bx.append(fsum(xs[first:stop]) / (stop - first))
+        by.append(median(ys[first:stop]))
+        bw.append(float(stop - first))
+        first = stop
     return bx, by, bw
 
 
@@ -180,7 +192,10 @@ def _least_squares(
     else:
         c1 = (sw * sey - se * sy) / determinant
         c0 = (sy - c1 * se) / sw
-    sse = math.fsum(w * (y - c0 - c1 * e) ** 2 for e, y, w in zip(decays, ys, ws, strict=True))
+    try:
+        sse = math.fsum(w * (y - c0 - c1 * e) ** 2 for e, y, w in zip(decays, ys, ws, strict=True))
+    except OverflowError:
+        sse = math.inf
     return sse, c0, c1
 
 
@@ -199,12 +214,15 @@ def fit_decay(
     fast and makes single outliers harmless.
     """
     xs, ys, ws = _fit_points(times, values, t_onset, max_points)
-    if len(xs) < 6 or xs[-1] <= 0:
+    if len(xs) < 6 or not xs[-1] > 0:
         return None
     span = xs[-1]
     positive_steps = [b - a for a, b in itertools.pairwise(xs) if b > a]
     tau_low = max(min(positive_steps) if positive_steps else span / 1000, span / 1000)
     tau_high = FIT_MAX_TAU_SPANS * span
+    if not (tau_low > 0 and math.isfinite(tau_high)) or not all(map(math.isfinite, ys)):
+        # Times or latencies beyond what the arithmetic of the fit can hold.
+        return None
     ratio = (tau_high / tau_low) ** (1 / (FIT_GRID_POINTS - 1))
     grid = [tau_low * ratio**k for k in range(FIT_GRID_POINTS)]
     errors = [_least_squares(xs, ys, ws, tau)[0] for tau in grid]
@@ -215,9 +233,12 @@ def fit_decay(
     )
     tau = math.exp(log_tau)
     sse, c0, c1 = _least_squares(xs, ys, ws, tau)
-    total_weight = math.fsum(ws)
-    y_mean = math.fsum(w * y for y, w in zip(ys, ws, strict=True)) / total_weight
-    sst = math.fsum(w * (y - y_mean) ** 2 for y, w in zip(ys, ws, strict=True))
+    total_weight = fsum(ws)
+    y_mean = fsum([w * y for y, w in zip(ys, ws, strict=True)]) / total_weight
+    try:
+        sst = math.fsum(w * (y - y_mean) ** 2 for y, w in zip(ys, ws, strict=True))
+    except OverflowError:
+        sst = math.inf
     converged = 0 < best < len(grid) - 1
     note = ""
     if best == len(grid) - 1:
@@ -269,14 +290,30 @@ def stability(
     """
     if window_s <= 0:
         return None
-    count = int((t_end - t_start) / window_s + 1e-9)
+    windows = (t_end - t_start) / window_s + 1e-9
+    if not windows >= 0:
+        return None
+    # A window with no iteration adds no rate, so the loop jumps over empty ones to the
+    # window of the next iteration: it runs once per window with iterations at most,
+    # however far apart the device's times are (a clock that jumped, a damaged file).
+    count = int(windows) if math.isfinite(windows) else 0
     rates = []
-    for k in range(count):
+    k = 0
+    size = len(times)
+    # Each window visited holds an iteration or is the one step before the next that
+    # does, so 2 * size + 2 visits cover every window; beyond that the device's times
+    # are so large that adding a window no longer changes them (1e300 s and 30 s windows).
+    for _ in range(2 * size + 2):
+        if k >= count:
+            break
         lo = bisect.bisect_left(times, t_start + k * window_s)
         hi = bisect.bisect_left(times, t_start + (k + 1) * window_s)
-        busy = math.fsum(latencies[lo:hi])
-        if hi > lo and busy > 0:
+        busy = fsum(latencies[lo:hi])
+        if hi > lo and busy > 0 and math.isfinite(busy):
             rates.append((hi - lo) / busy)
+        if hi >= size:
+            break
+        k = max(k + 1, _window_of(times[hi], t_start, window_s))
     if len(rates) < 2:
         return None
     best, worst = max(rates), min(rates)
@@ -292,6 +329,22 @@ def stability(
     )
 
 
+def _window_of(t: float, t_start: float, window_s: float) -> int:
+    """The k with t_start + k * window_s <= t < t_start + (k + 1) * window_s, as computed
+    (a step or two from the quotient, which rounding may put one off)."""
+    quotient = (t - t_start) / window_s
+    if not math.isfinite(quotient):
+        return 0
+    k = max(0, math.floor(quotient))
+    for _ in range(2):
+        if k > 0 and t_start + k * window_s > t:
+            k -= 1
+    for _ in range(2):
+        if t_start + (k + 1) * window_s <= t:
+            k += 1
+    return k
+
+
 def cooling_steps(
     series: Mapping[str, ChannelSeries],
     channels: Mapping[str, ChannelInfo],
@@ -305,20 +358,21 @@ def cooling_steps(
         if channel.kind != "cooling" or data is None:
             continue
         lo, hi = data.index_range(t_from, t_to)
-        previous = data.values[lo - 1] if lo > 0 else None
-        for i in range(lo, hi):
-            value = data.values[i]
-            if previous is not None and value > previous:
-                limit = f"/{channel.max_state}" if channel.max_state is not None else ""
-                events.append(
-                    ThermalEvent(
-                        t=data.times[i],
-                        channel=channel.id,
-                        kind="cooling_step",
-                        detail=f"{channel.id} stepped {previous:g} -> {value:g}{limit}",
-                    )
+        values = data.values
+        # A rise is a point above the one before it (the first point of the file has none).
+        start = max(lo, 1)
+        rises = map(operator.gt, values[start:hi], values[start - 1 : hi - 1])
+        limit = f"/{channel.max_state}" if channel.max_state is not None else ""
+        for i in itertools.compress(range(start, hi), rises):
+            previous, value = values[i - 1], values[i]
+            events.append(
+                ThermalEvent(
+                    t=data.times[i],
+                    channel=channel.id,
+                    kind="cooling_step",
+                    detail=f"{channel.id} stepped {previous:g} -> {value:g}{limit}",
                 )
-            previous = value
+            )
     return events
 
 
@@ -335,22 +389,24 @@ def trip_crossings(
         if channel.kind != "temperature" or data is None or not channel.trips:
             continue
         lo, hi = data.index_range(t_from, t_to)
+        values = data.values
+        start = max(lo, 1)
         for trip in channel.trips:
-            previous = data.values[lo - 1] if lo > 0 else None
-            for i in range(lo, hi):
-                value = data.values[i]
-                if previous is not None and previous < trip.temp_c <= value:
-                    events.append(
-                        ThermalEvent(
-                            t=data.times[i],
-                            channel=channel.id,
-                            kind="trip_crossing",
-                            detail=f"{channel.id} crossed its {trip.type} trip "
-                            f"{trip.temp_c:g} C ({value:g} C)",
-                        )
+            temp = trip.temp_c
+            below_before = map(operator.lt, values[start - 1 : hi - 1], itertools.repeat(temp))
+            at_or_above = map(operator.le, itertools.repeat(temp), values[start:hi])
+            found = bytes(map(operator.and_, below_before, at_or_above)).find(1)
+            if found >= 0:
+                i = start + found
+                events.append(
+                    ThermalEvent(
+                        t=data.times[i],
+                        channel=channel.id,
+                        kind="trip_crossing",
+                        detail=f"{channel.id} crossed its {trip.type} trip "
+                        f"{temp:g} C ({values[i]:g} C)",
                     )
-                    break
-                previous = value
+                )
     return events
 
 
@@ -398,10 +454,11 @@ def analyze_thermal(
         late = bisect.bisect_left(times, t_end - window_s)
         final = median(latencies[min(late, len(latencies) - 1) :])
         rolling = rolling_median(times, latencies, window_s)
-        inner = [
-            value
-            for t, value in zip(times, rolling, strict=True)
-            if t_start + window_s / 2 <= t <= t_end - window_s / 2
+        # The points whose window lies wholly inside the run: a stretch of the sorted times.
+        inner = rolling[
+            bisect.bisect_left(times, t_start + window_s / 2) : bisect.bisect_right(
+                times, t_end - window_s / 2
+            )
         ]
         worst = max(inner or rolling)
         if t_end - t_start >= window_s + hold_s:
@@ -425,11 +482,10 @@ def analyze_thermal(
     time_to_90 = None
     if baseline is not None and final is not None and final - baseline > theta * baseline:
         target = baseline + 0.9 * (final - baseline)
-        first = onset_index or 0
-        for i in range(first, len(rolling)):
-            if rolling[i] >= target:
-                time_to_90 = times[i] - t_start
-                break
+        reached = bytes(map(operator.ge, rolling, itertools.repeat(target)))
+        i = reached.find(1, onset_index or 0)
+        if i >= 0:
+            time_to_90 = times[i] - t_start
     evidence = sorted(
         cooling_steps(series, channels, t_start - window_s, t_end)
         + trip_crossings(series, channels, t_start - window_s, t_end),

@@ -29,6 +29,10 @@ confidence interval of the change is above PERCENT. Metrics: p50 p90 p95 p99
 p999 mean energy energy_net. Two single-variant sides are compared whatever
 their variant names; otherwise variants are matched by name.
 
+BASE and NEW may come from different devices (the glasses and the reference
+phone of 'qtop run A B'): the output then names both devices and says that
+the changes are between devices.
+
 exit status: 0 all gates passed, 1 a gate failed, 2 bad usage or unreadable input
 
 examples:
@@ -87,6 +91,7 @@ def split_side(text: str) -> tuple[str, str | None]:
 
 def run(args: argparse.Namespace) -> int:
     import json
+    from dataclasses import replace
 
     from qtop.analysis.compare import compare_sessions, parse_gate
     from qtop.analysis.render_compare import (
@@ -96,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
     from qtop.analysis.session import SessionAnalysis, analyze
     from qtop.errors import EXIT_FAILED, EXIT_OK, UsageError
     from qtop.record.reader import open_recording
+    from qtop.report.summary import device_name
+    from qtop.textsafe import plain, plain_lines
 
     gates = [parse_gate(text) for text in args.max_regression]
     sides = [split_side(args.base), split_side(args.new)]
@@ -105,13 +112,15 @@ def run(args: argparse.Namespace) -> int:
                 f"{text}: no variant after the colon", f"write {path}:VARIANT, or just {path}"
             )
     analyses: dict[str, SessionAnalysis] = {}
+    devices: dict[str, str] = {}
     for path, _ in sides:
         if path in analyses:
             continue
         recording = open_recording(path)
+        devices[path] = device_name(recording.header.device)
         analyses[path] = analyze(recording.events())
         for warning in recording.warnings():
-            sys.stderr.write(f"qtop compare: warning: {warning}\n")
+            sys.stderr.write(f"qtop compare: warning: {plain(warning)}\n")
     (base_path, base_variant), (new_path, new_variant) = sides
     comparison = compare_sessions(
         analyses[base_path],
@@ -125,11 +134,15 @@ def run(args: argparse.Namespace) -> int:
         resamples=args.resamples,
         seed=args.seed,
     )
+    base_device, new_device = devices[base_path], devices[new_path]
+    if base_device != new_device:
+        comparison = replace(comparison, devices=(base_device or "?", new_device or "?"))
     if args.format == "json":
         text = json.dumps(comparison.to_dict(), indent=2, allow_nan=False)
     elif args.format == "markdown":
-        text = render_comparison_markdown(comparison)
+        # Variant names and labels come from the recordings: no control character printed.
+        text = plain_lines(render_comparison_markdown(comparison))
     else:
-        text = render_comparison_text(comparison)
+        text = plain_lines(render_comparison_text(comparison))
     sys.stdout.write(text + "\n")
     return EXIT_FAILED if comparison.failed else EXIT_OK

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from qtop.commands._live_options import add_live_options, metrics_listen, wants_headless
+
+if TYPE_CHECKING:
+    from qtop.sim.config import SimConfig
 
 HELP = "start a simulated board (IQ-9075 EVK or glasses) on loopback and watch a run on it"
 DESCRIPTION = """\
@@ -33,6 +37,7 @@ examples:
   qtop demo --board glasses
   qtop demo --headless --duration 30s
   qtop demo --adb
+  qtop demo --side-by-side            # both boards at once, in the combined view
 """
 
 
@@ -73,13 +78,31 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="reach the simulated board with the real adb client, through a simulated adb "
         "server, instead of SSH",
     )
+    parser.add_argument(
+        "--side-by-side",
+        action="store_true",
+        help="both boards at once, an EVK and glasses, in the combined view (docs/devices.md)",
+    )
     add_live_options(parser)
+
+
+def demo_config(board: str) -> SimConfig:
+    """The simulated board a demo runs: the EVK in a warm enclosure, the glasses as they are."""
+    from dataclasses import replace
+
+    from qtop.sim.config import default_config, lemans_zones
+
+    config = default_config(board)
+    if board == "evk":
+        config = replace(
+            config, zones=lemans_zones(nsp_rise_c=DEMO_NSP_RISE_C, nsp_tau_s=90.0)
+        ).validate()
+    return config
 
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
     import tempfile
-    from dataclasses import replace
     from functools import partial
     from pathlib import Path
 
@@ -90,10 +113,13 @@ def run(args: argparse.Namespace) -> int:
     from qtop.live.source import LiveSource
     from qtop.profiles import builtin_profile, load_profile
     from qtop.sim import start_sim
-    from qtop.sim.config import default_config, lemans_zones
     from qtop.sim.stale import claim, remove_stale
     from qtop.transport.factory import make_transport
 
+    if args.side_by_side:
+        from qtop.commands._demo_devices import run_side_by_side
+
+        return run_side_by_side(args)
     board = BOARDS[args.board]
     profile = load_profile(builtin_profile(board.profile))
     if args.iterations is None and args.duration is None:
@@ -106,11 +132,7 @@ def run(args: argparse.Namespace) -> int:
         headless=wants_headless(args),
         metrics_listen=metrics_listen(args),
     )
-    config = default_config(args.board)
-    if args.board == "evk":
-        config = replace(
-            config, zones=lemans_zones(nsp_rise_c=DEMO_NSP_RISE_C, nsp_tau_s=90.0)
-        ).validate()
+    config = demo_config(args.board)
 
     async def main(state_dir: str) -> int:
         async with start_sim(

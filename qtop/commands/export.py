@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -33,12 +32,21 @@ Export a recording for other tools.
 
 The output goes next to the recording (<name>.csv, <name>.iterations.csv,
 <name>.perfetto.json or <name>.events.jsonl) unless -o says otherwise; -o -
-writes to stdout.
+writes to stdout. Like a recording, the file is created with mode 0600 (--mode
+to choose another) and never overwrites anything: an existing file (or a
+symbolic link) of that name stops the export, unless --force, which replaces it
+in one step (the link itself, never the file it points to). The file appears
+only once it is complete.
+
+Text from the device (channel names, variants, errors) keeps its data, but its
+control characters are written as visible escapes (\x1b, \n) in CSV cells and
+headers, and as JSON escapes in the JSON formats, so no exported file can drive
+a terminal it is printed on.
 
 examples:
   qtop export run.jsonl --format csv
   qtop export run.jsonl --format csv --table iterations -o - | head
-  qtop export run.jsonl --format perfetto -o run.trace.json
+  qtop export run.jsonl --format perfetto -o run.trace.json --force --mode 644
   qtop export run.jsonl --format jsonl -o - | jq -r 'select(.kind=="iteration") | .latency_s'
 """
 
@@ -55,6 +63,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="for csv: one row per sample (default) or per iteration",
     )
     parser.add_argument("-o", "--output", metavar="PATH", help="where to write ('-': stdout)")
+    parser.add_argument(
+        "--force", action="store_true", help="replace an existing output file (atomically)"
+    )
+    parser.add_argument(
+        "--mode",
+        type=_mode,
+        default=None,
+        metavar="OCTAL",
+        help="permissions of the output file (default 600: only you can read it)",
+    )
+
+
+def _mode(text: str) -> int:
+    from qtop.export.output import parse_mode
+
+    try:
+        return parse_mode(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _default_output(source: str, fmt: str, table: str) -> str:
@@ -73,59 +100,74 @@ def _default_output(source: str, fmt: str, table: str) -> str:
     return str(path.with_name(name))
 
 
+class _Events:
+    """The recording's events, read again each time they are iterated (nothing held)."""
+
+    def __init__(self, recording: Recording) -> None:
+        self.recording = recording
+
+    def __iter__(self) -> Iterator[Event]:
+        return self.recording.events(keyframes=False)
+
+
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from qtop.errors import UsageError
     from qtop.export.csv import write_iterations_csv, write_samples_csv
+    from qtop.export.output import DEFAULT_MODE, write_file
     from qtop.export.perfetto import write_perfetto
     from qtop.record.reader import open_recording
 
     recording = open_recording(args.file)
+    events: Iterable[Event] = _Events(recording)
     writer: Callable[[Any, TextIO], int]
     if args.format == "jsonl":
-        # One pass, nothing held: an hour of a busy run is millions of events.
-        # A generator here, a list for the writers that need two passes.
-        events: Any = recording.events(keyframes=False)
         writer, what = write_event_lines, "events"
+    elif args.format == "perfetto":
+        writer, what = write_perfetto, "trace events"
+    elif args.table == "iterations":
+        writer, what = write_iterations_csv, "rows"
     else:
-        events = list(recording.events(keyframes=False))
-        if args.format == "perfetto":
-            writer, what = write_perfetto, "trace events"
-        elif args.table == "iterations":
-            writer, what = write_iterations_csv, "rows"
-        else:
-            writer, what = write_samples_csv, "rows"
+        writer, what = write_samples_csv, "rows"
     target = args.output or _default_output(args.file, args.format, args.table)
-    if target == "-":
-        writer(events, sys.stdout)
-        _warn(recording)
-        return 0
-    if Path(target).resolve() == Path(args.file).resolve():
-        raise UsageError(
-            f"{target}: the output would overwrite the recording", "choose another path with -o"
-        )
     try:
-        with open(target, "w", encoding="utf-8", newline="") as out:
-            count = writer(events, out)
-    except OSError as exc:
-        raise UsageError(
-            f"{target}: cannot write: {exc.strerror or exc}", "choose a writable path with -o"
-        ) from None
+        if target == "-":
+            writer(events, sys.stdout)
+            _warn(recording)
+            return 0
+        if Path(target).resolve() == Path(args.file).resolve():
+            raise UsageError(
+                f"{target}: the output would overwrite the recording",
+                "choose another path with -o",
+            )
+        mode = DEFAULT_MODE if args.mode is None else args.mode
+        count = write_file(
+            Path(target), lambda out: writer(events, out), force=args.force, mode=mode
+        )
+    finally:
+        recording.close()
     _warn(recording)
     sys.stderr.write(f"qtop export: wrote {count} {what} to {target}\n")
     return 0
 
 
 def _warn(recording: Recording) -> None:
+    from qtop.textsafe import plain
+
     for warning in recording.warnings():
-        sys.stderr.write(f"qtop export: warning: {warning}\n")
+        sys.stderr.write(f"qtop export: warning: {plain(warning)}\n")
 
 
 def write_event_lines(events: Iterable[Event], out: TextIO) -> int:
-    """Each event as one compact JSON line (its ``to_dict``); returns how many."""
+    """Each event as one compact JSON line (its ``to_dict``); returns how many.
+
+    Control characters in text are JSON escapes (``\\u009b``), never raw.
+    """
+    from qtop.record.lines import dumps_text
+
     count = 0
     for event in events:
-        out.write(json.dumps(event.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n")
+        out.write(dumps_text(event.to_dict()))
         count += 1
     return count

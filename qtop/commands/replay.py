@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from qtop.record.replay import ReplaySource
 
 HELP = "replay a recording in the same UI (pause, step, seek, speed)"
 DESCRIPTION = """\
@@ -12,10 +16,16 @@ Replay a recording in the same UI as a live session: space pauses, . steps,
 onset), ? lists every key. --headless replays at full speed and prints the
 summary.
 
+Several recordings (the devices of one 'qtop run A B', say) open together in
+the combined view, one column per recording, aligned on each one's own start:
+the devices' clocks have nothing in common, so second 30 of one plays with
+second 30 of the other. Pause, speed and seeks act on all of them.
+
 examples:
   qtop replay recordings/2026-11-29T10-00-00-sim-evk.jsonl
   qtop replay run.jsonl --speed 8
   qtop replay run.jsonl --follow      # a recording still being written
+  qtop replay recordings/side-by-side/*.jsonl
 """
 
 
@@ -32,7 +42,9 @@ def _speed(text: str) -> float:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", help="recording (.jsonl)")
+    parser.add_argument(
+        "file", metavar="FILE", nargs="+", help="recording (.jsonl); several open side by side"
+    )
     parser.add_argument("--speed", type=_speed, default=1.0, help="0.5 to 16, or max (default 1)")
     parser.add_argument("--follow", action="store_true", help="keep reading as the file grows")
     parser.add_argument("--paused", action="store_true", help="open paused at the start")
@@ -49,10 +61,12 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.headless:
         return _replay_in_ui(args)
-    if args.follow:
-        _follow_to_end(args.file)
-    summary, _model = summarize_recording(args.file)
-    sys.stdout.write(render([summary], "text") + "\n")
+    summaries = []
+    for path in args.file:
+        if args.follow:
+            _follow_to_end(path)
+        summaries.append(summarize_recording(path)[0])
+    sys.stdout.write(render(summaries, "text") + "\n")
     return 0
 
 
@@ -83,5 +97,26 @@ def _replay_in_ui(args: argparse.Namespace) -> int:
             "qtop replay needs a terminal for its UI (standard output is not one)",
             "run it in a terminal, or add --headless to print the summary",
         )
-    source = ReplaySource(args.file, speed=args.speed, follow=args.follow, paused=args.paused)
-    return open_ui(Session(source))
+    sources = [
+        ReplaySource(path, speed=args.speed, follow=args.follow, paused=args.paused)
+        for path in args.file
+    ]
+    if len(sources) == 1:
+        return open_ui(Session(sources[0]))
+    from qtop.session_set import DeviceSession, distinct_names
+    from qtop.ui.devices.app import DevicesApp
+
+    names = distinct_names(_device_name(source) for source in sources)
+    app = DevicesApp([DeviceSession(n, Session(s)) for n, s in zip(names, sources, strict=True)])
+    app.run()
+    return app.return_code or 0
+
+
+def _device_name(source: ReplaySource) -> str:
+    """What a recording's column is called: its device and profile, from its header."""
+    from qtop.report.summary import device_name
+
+    header = source.recording.header
+    device = device_name(header.device)
+    profile = str(header.profile.get("name", ""))
+    return " · ".join(part for part in (device, profile) if part) or source.recording.path.name

@@ -22,6 +22,11 @@ iterations (or a sustained run), and watch latency, power and thermals live.
 PROFILE is a path or a name from 'qtop profiles'. The session is recorded to
 a timestamped file under ./recordings unless --record or --no-record says otherwise.
 
+Several profiles run the same way on their devices at once, side by side: one
+session and one recording per device (--record then names a directory), one
+combined view of them all (headless: each line prefixed with the device), and
+the outcome of each at the end. One device failing does not stop the others.
+
 The run is launched detached on the device: if the link drops, qtop reconnects
 and resumes without losing a sample. Ctrl-C asks whether to stop the device
 run. A run left over from an earlier session is offered for stopping.
@@ -31,11 +36,17 @@ examples:
   qtop run profiles/glasses-prismml.yaml --variant w8a16 --headless
   qtop run my-profile --local --headless --iterations 50
   qtop run glasses-prismml --adb 1a2b3c4d
+  qtop run glasses-prismml.yaml phone-prismml.yaml --record recordings/side-by-side
 """
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("profile", metavar="PROFILE", help="profile path or name")
+    parser.add_argument(
+        "profile",
+        metavar="PROFILE",
+        nargs="+",
+        help="profile path or name; several run side by side, one device each",
+    )
     target = parser.add_argument_group("target")
     target.add_argument("--host", help="override the profile's host (name or ssh alias)")
     target.add_argument("--local", action="store_true", help="run on this machine instead")
@@ -83,6 +94,11 @@ def run(args: argparse.Namespace) -> int:
     from qtop.live.source import LiveSource
     from qtop.transport.factory import make_transport
 
+    if len(args.profile) > 1:
+        from qtop.commands._run_devices import run_devices
+
+        return run_devices(args)
+    args.profile = args.profile[0]
     if args.adb is not None and args.local:
         raise UsageError("--local and --adb both say where the run goes", "give one of them")
     profile = load_run_profile(args)

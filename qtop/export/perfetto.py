@@ -5,12 +5,16 @@ own track, every sensor a counter track, markers instant events. Times are
 the device's monotonic clock in microseconds, the unit of the format. The
 process id is chosen well away from the small ids QNN's chrometrace uses, so
 the two traces can be merged into one file and viewed together.
+
+A time that no float holds in microseconds (a damaged recording's 1e305 s)
+leaves its trace event out, rather than writing ``Infinity``, which is not JSON.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Iterable
 from typing import Any, TextIO
 
 from qtop.events import (
@@ -57,8 +61,9 @@ def _slice(name: str, tid: int, start: float, end: float, args: dict[str, Any]) 
     }
 
 
-def trace_events(events: Sequence[Event]) -> list[dict[str, Any]]:
-    """The traceEvents array for a recording's events."""
+def trace_events(events: Iterable[Event]) -> list[dict[str, Any]]:
+    """The traceEvents array for a recording's events (iterated twice: a sequence, or
+    something that iterates afresh each time)."""
     out: list[dict[str, Any]] = []
     channels: dict[str, ChannelInfo] = {}
     variant_threads: dict[str, int] = {}
@@ -101,6 +106,7 @@ def trace_events(events: Sequence[Event]) -> list[dict[str, Any]]:
             last_t = event.t
     if phase_open is not None and phase_open.t is not None:
         out.append(_phase(phase_open, last_t))
+    out = [event for event in out if _timed(event)]
     meta = [
         _metadata("process_name", None, title),
         _metadata("thread_name", PHASE_THREAD, "phases and markers"),
@@ -109,6 +115,11 @@ def trace_events(events: Sequence[Event]) -> list[dict[str, Any]]:
     for variant, tid in variant_threads.items():
         meta.append(_metadata("thread_name", tid, f"iterations {variant}".strip()))
     return meta + out
+
+
+def _timed(event: dict[str, Any]) -> bool:
+    """Whether the event's time and duration are finite microseconds."""
+    return math.isfinite(event["ts"]) and math.isfinite(event.get("dur", 0.0))
 
 
 def _counters(sample: Sample, channels: dict[str, ChannelInfo]) -> Iterable[dict[str, Any]]:
@@ -144,11 +155,11 @@ def _phase(event: PhaseChange, end: float) -> dict[str, Any]:
     return _slice(name, PHASE_THREAD, event.t, max(end, event.t), {"note": event.note})
 
 
-def write_perfetto(events: Sequence[Event], out: TextIO) -> int:
-    """Write the JSON trace; returns the number of trace events."""
+def write_perfetto(events: Iterable[Event], out: TextIO) -> int:
+    """Write the JSON trace (two passes over ``events``); returns the number of trace events."""
     trace = trace_events(events)
     document = {"traceEvents": trace, "displayTimeUnit": "ms", "otherData": {"producer": "qtop"}}
     # json.dumps uses the C encoder; json.dump streams through the pure-Python one, 10x slower.
-    out.write(json.dumps(document, separators=(",", ":")))
+    out.write(json.dumps(document, separators=(",", ":"), allow_nan=False))
     out.write("\n")
     return len(trace)

@@ -4,10 +4,17 @@ It observes the ``Session`` (batches of events) and reads the same
 ``SessionModel`` the UI reads. On a terminal one status line is redrawn in
 place; otherwise a line is printed at each phase change and every few
 seconds, so a CI log stays readable.
+
+Phase and variant names, notes, link details and log lines come from the
+device or the profile: each is printed through ``qtop.textsafe.plain``, and
+every line written goes through it once more, so no control character from
+them reaches the terminal (the status line's own redraw is the only escape
+written).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from typing import TextIO
@@ -15,13 +22,14 @@ from typing import TextIO
 from qtop.analysis.pacing import live_pacing, short
 from qtop.events import Event, Link, Log, PhaseChange
 from qtop.stats.model import SessionModel
+from qtop.textsafe import plain, plain_lines
 
 TTY_REDRAW_S = 0.5
 PLAIN_EVERY_S = 5.0
 
 
 def _duration(seconds: float | None) -> str:
-    if seconds is None:
+    if seconds is None or not math.isfinite(seconds):
         return "?"
     seconds = max(0.0, seconds)
     if seconds < 60:
@@ -52,7 +60,7 @@ def phase_eta_s(model: SessionModel) -> float | None:
 def status_line(model: SessionModel) -> str:
     """One line: where the run is and how long is left."""
     phase = model.phase
-    parts = [phase.phase + (f" [{phase.variant}]" if phase.variant else "")]
+    parts = [plain(phase.phase) + (f" [{plain(phase.variant)}]" if phase.variant else "")]
     elapsed = None
     if phase.started_t is not None and model.t_last is not None:
         elapsed = model.t_last - phase.started_t
@@ -78,7 +86,7 @@ def status_line(model: SessionModel) -> str:
     elif elapsed is not None:
         parts.append(f"elapsed {_duration(elapsed)}")
     if model.link.state in ("disconnected", "reconnecting"):
-        parts.append(f"link {model.link.state}")
+        parts.append(f"link {plain(model.link.state)}")
     return ", ".join(parts)
 
 
@@ -108,25 +116,25 @@ class ProgressPrinter:
                 plan = f": {event.planned_iterations} iterations"
             elif event.planned_duration_s:
                 plan = f": {_duration(event.planned_duration_s)}"
-            variant = f" [{event.variant}]" if event.variant else ""
-            note = f" ({event.note})" if event.note else ""
-            return f"phase {event.phase}{variant}{plan}{note}"
+            variant = f" [{plain(event.variant)}]" if event.variant else ""
+            note = f" ({plain(event.note)})" if event.note else ""
+            return f"phase {plain(event.phase)}{variant}{plan}{note}"
         if isinstance(event, Link):
             if event.state == "gap":
                 span = ""
                 if event.gap_from is not None and event.gap_to is not None:
                     span = f" ({event.gap_to - event.gap_from:.2f} s)"
-                return f"gap{span}: {event.detail}"
+                return f"gap{span}: {plain(event.detail)}"
             if event.state == "reconnecting" and event.attempt > 1:
                 return None
-            return f"link {event.state}: {event.detail}".rstrip(": ")
+            return f"link {plain(event.state)}: {plain(event.detail)}".rstrip(": ")
         if isinstance(event, Log) and event.level in ("warning", "error"):
-            return f"{event.level}: [{event.stream}] {event.text}"
+            return f"{event.level}: [{plain(event.stream)}] {plain(event.text)}"
         return None
 
     def _status(self, now: float) -> None:
         self._last_print = now
-        line = status_line(self.model)
+        line = plain(status_line(self.model))
         if self.tty:
             self.out.write("\r\x1b[2K" + line)
             self._line_open = True
@@ -139,7 +147,7 @@ class ProgressPrinter:
         if self._line_open:
             self.out.write("\r\x1b[2K")
             self._line_open = False
-        self.out.write(text + "\n")
+        self.out.write(plain_lines(text) + "\n")
         self.out.flush()
 
     def finish(self) -> None:

@@ -93,8 +93,11 @@ class LiveRun:
         out: TextIO | None = None,
         stdin: TextIO | None = None,
         interactive: bool | None = None,
+        handle_interrupts: bool = True,
     ) -> None:
         self.source = source
+        # False when a coordinator (several devices at once) takes Ctrl-C for all of them.
+        self.handle_interrupts = handle_interrupts
         self.options = options
         self.out = out or sys.stdout
         self.stdin = stdin or sys.stdin
@@ -221,9 +224,10 @@ class LiveRun:
     async def _headless(self, session: Session) -> None:
         self._printer = ProgressPrinter(session.model, self.out, self.out.isatty())
         loop = asyncio.get_running_loop()
-        handler_installed = True
+        handler_installed = self.handle_interrupts
         try:
-            loop.add_signal_handler(signal.SIGINT, self._on_interrupt)
+            if handler_installed:
+                loop.add_signal_handler(signal.SIGINT, self._on_interrupt)
         except (NotImplementedError, RuntimeError, ValueError):
             handler_installed = False
         try:
@@ -247,12 +251,16 @@ class LiveRun:
         task.add_done_callback(self._tasks.discard)
 
     async def _interrupted(self) -> None:
-        run_id = self.source.state.run_id
         if self.interactive:
             stop = await _ask("\nstop the run on the device? [y/N] ", self.stdin, self.out)
         else:
             self.say("interrupted: stopping the device run (no terminal to ask on)")
             stop = True
+        await self.end_run(stop, chosen=self.interactive)
+
+    async def end_run(self, stop: bool, *, chosen: bool) -> None:
+        """Stop the device run (``chosen``: a person asked for it), or detach and leave it."""
+        run_id = self.source.state.run_id
         if not stop:
             self.say(
                 f"leaving run {run_id} running on the device; stop it later with "
@@ -260,7 +268,7 @@ class LiveRun:
             )
             await self.source.detach()
             return
-        self._stop_chosen = self.interactive
+        self._stop_chosen = chosen
         self.say(f"stopping run {run_id}: SIGTERM to its process group, SIGKILL after 5 s")
         try:
             outcome = await self.source.stop_run()

@@ -23,6 +23,7 @@ plain numbers, so nothing depends on that argument.
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -145,7 +146,7 @@ def decode(
             if not numbers:
                 raise ColumnError(f"{where}: millionths ('micro') in a column that is not numbers")
             try:
-                out = [unit / 1_000_000 for unit in column.micro]
+                out = list(map(operator.truediv, column.micro, itertools.repeat(1_000_000)))
             except OverflowError:
                 raise ColumnError(f"{where}: a number beyond a float's range") from None
         else:
@@ -161,10 +162,24 @@ def _check_count(count: int, so_far: int, n: int, where: str) -> None:
         raise ColumnError(f"{where}: a run of {count} after {so_far} of {n} values")
 
 
+_LARGEST = 1.7976931348623157e308
+# Values of the usual type pass without a call into msgspec (a run's value is checked
+# once per packed line); anything else is converted, or refused, by msgspec.
+_FAST_CHECKS: dict[Any, Callable[[Any], bool]] = {
+    str: lambda value: type(value) is str,
+    str | None: lambda value: value is None or type(value) is str,
+    Int64: lambda value: type(value) is int and _INT64_MIN <= value <= _INT64_MAX,
+    Finite: lambda value: type(value) is float and -_LARGEST <= value <= _LARGEST,
+}
+
+
 def checker(kind: Any) -> Callable[[Any], Any]:
     """A validator of single values against a msgspec type (used for values of ``runs``)."""
+    fast = _FAST_CHECKS.get(kind)
 
     def check(value: Any) -> Any:
+        if fast is not None and fast(value):
+            return value
         return msgspec.convert(value, kind)
 
     return check

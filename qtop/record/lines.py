@@ -22,7 +22,10 @@ before that point (the index lists them).
 
 from __future__ import annotations
 
+import itertools
 import json
+import operator
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Union
@@ -60,6 +63,12 @@ MAX_RUN_READ = 1 << 16
 MAX_TEXTS = 4096
 MAX_TEXT_CHARS = 2000
 FIRST_SIGHTINGS_KEPT = 4096
+# Deeper than anything qtop writes (a keyframe patch is about ten levels): a line
+# nested deeper is damage, refused before any recursive code sees it.
+MAX_DEPTH = 64
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKETS = bytes(set(range(256)) - set(b"[]{}"))
+_INNERMOST = re.compile(rb"\[\]|\{\}")
 
 
 class LineError(ValueError):
@@ -137,6 +146,7 @@ _PLAIN = tuple(cls for kind, cls in EVENT_TYPES.items() if kind not in ("sample"
 _LINE_TYPES = (*_PLAIN, SampleLine, IterationsLine, LogsLine, TextLine, KeyframeLine, IndexLine)
 _LINE_DECODER = msgspec.json.Decoder(Union[_LINE_TYPES])  # noqa: UP007 - a runtime tuple
 _KNOWN_KINDS = frozenset({*EVENT_TYPES, "iterations", "logs", "text", "index"})
+_FREE_FORM = frozenset({EVENT_TYPES["header"], EVENT_TYPES["profile_report"], KeyframeLine})
 
 _check_str = columns.checker(str)
 _check_float = columns.checker(Finite)
@@ -144,6 +154,24 @@ _check_int = columns.checker(Int64)
 _check_optional_str = columns.checker(str | None)
 _check_optional_float = columns.checker(Finite | None)
 _check_optional_bool = columns.checker(bool | None)
+
+
+def too_deep(data: bytes, limit: int = MAX_DEPTH) -> bool:
+    """Whether the brackets of a JSON text nest deeper than ``limit`` (or do not match).
+
+    Strings are taken out first (a bracket inside one is text), then every
+    other byte but the brackets; each pass then removes the pairs with nothing
+    inside, so ``limit`` passes empty exactly what nests at most that deep. All of
+    it runs in C.
+    """
+    # Without an escaped quote, every other piece between quotes is outside the strings.
+    outside = _STRINGS.sub(b"", data) if b'\\"' in data else b"".join(data.split(b'"')[::2])
+    brackets = outside.translate(None, _NOT_BRACKETS)
+    for _ in range(limit):
+        if not brackets:
+            return False
+        brackets = _INNERMOST.sub(b"", brackets)
+    return bool(brackets)
 
 
 def kind_of(data: bytes) -> str | None:
@@ -154,11 +182,31 @@ def kind_of(data: bytes) -> str | None:
     return data[9:end].decode("ascii", "replace") if end > 9 else None
 
 
+# JSON escapes the C0 controls itself; these it writes raw, and a terminal acts on
+# some of them (a C1 CSI is ESC [ in one character) or reorders what follows.
+_RAW_CONTROLS = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def dumps_text(data: dict[str, Any]) -> str:
+    """One line of compact JSON with its newline; no NaN (raises ValueError).
+
+    Non-ASCII text is written as UTF-8, except the characters a terminal acts on
+    (DEL, C1 controls, bidirectional overrides), which are JSON escapes: the same
+    string when read back, and nothing a ``cat`` of the file can act on.
+    """
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if not text.isascii() or "\x7f" in text:
+        text = _RAW_CONTROLS.sub(_json_escape, text)
+    return text + "\n"
+
+
 def dumps(data: dict[str, Any]) -> bytes:
-    """One line: compact JSON, UTF-8, no NaN (raises ValueError), newline."""
-    return (
-        json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
-    ).encode("utf-8")
+    """One line: ``dumps_text`` as UTF-8."""
+    return dumps_text(data).encode("utf-8")
 
 
 # --- writing ----------------------------------------------------------------------
@@ -330,13 +378,13 @@ class LineUnpacker:
     def parse(self, data: bytes) -> Any:
         """The line as its schema type; raises LineError (UnknownKind for a newer kind)."""
         try:
-            return _LINE_DECODER.decode(data)
+            line = _LINE_DECODER.decode(data)
         except msgspec.ValidationError as exc:
             kind = kind_of(data)
             if kind is None:
                 try:
                     found = msgspec.json.decode(data)
-                except msgspec.DecodeError:
+                except (msgspec.DecodeError, RecursionError):
                     found = None
                 kind = found.get("kind") if isinstance(found, dict) else None
                 kind = kind if isinstance(kind, str) else None
@@ -345,6 +393,20 @@ class LineUnpacker:
             raise LineError(describe_error(kind or "line", exc), kind) from None
         except msgspec.DecodeError as exc:
             raise LineError(f"not JSON: {exc}") from None
+        except RecursionError:
+            raise LineError(f"nested more than {MAX_DEPTH} levels deep") from None
+        # Lines with free-form parts (a profile, a report, a model state) are the ones whose
+        # depth reaches code that recurses: anything deeper than qtop writes is damage.
+        if (
+            type(line) in _FREE_FORM
+            and data.count(b"[") + data.count(b"{") > MAX_DEPTH
+            and too_deep(data)
+        ):
+            raise LineError(
+                f"nested more than {MAX_DEPTH} levels deep, or its brackets do not match",
+                kind_of(data),
+            )
+        return line
 
     def events(self, line: Any) -> list[Event]:
         """The events a parsed line stands for (none for text, index and keyframe lines)."""
@@ -391,18 +453,26 @@ class LineUnpacker:
     def _log_run(self, line: LogsLine) -> LogRun:
         n = _run_length(line.n, "logs")
         texts: list[str] = []
+        append, numbered = texts.append, self.texts
         for item in line.text:
+            kind = type(item)
+            if kind is str:
+                append(item)  # type: ignore[arg-type]
+                continue
             count = 1
-            if isinstance(item, tuple):
-                item, count = item
+            if kind is tuple:
+                item, count = item  # type: ignore[misc, str-unpack, assignment]
                 if count < 1 or len(texts) + count > n:
                     raise ColumnError(f"logs.text: a repeat of {count} after {len(texts)} of {n}")
-            if isinstance(item, int):
-                known = self.texts.get(item)
+            if type(item) is int:
+                known = numbered.get(item)
                 if known is None:
                     raise ColumnError(f"logs.text: text {item} has no text line before it")
                 item = known
-            texts.extend([item] * count)
+            if count == 1:
+                append(item)  # type: ignore[arg-type]
+            else:
+                texts.extend(itertools.repeat(item, count))  # type: ignore[arg-type]
         if len(texts) != n:
             raise ColumnError(f"logs.text: {len(texts)} texts for {n} lines")
         hosts = columns.host_times(line.host_t, line.host_dt, n, "logs")
@@ -432,16 +502,34 @@ def _run_length(n: int, kind: str) -> int:
 def _iteration_run(line: IterationsLine) -> IterationRun:
     n = _run_length(line.n, "iterations")
     hosts = columns.host_times(line.host_t, line.host_dt, n, "iterations")
-    index = columns.decode(line.index, n, 0, "iterations.index", _check_int)
-    phase = columns.decode(line.phase, n, "measure", "iterations.phase", _check_str)
-    variant = columns.decode(line.variant, n, "", "iterations.variant", _check_str)
+    decode = columns.decode
+    # Absent columns are their default: no call needed (most lines leave several out).
+    index = (
+        [0] * n if line.index is None else decode(line.index, n, 0, "iterations.index", _check_int)
+    )
+    phase = (
+        ["measure"] * n
+        if line.phase is None
+        else decode(line.phase, n, "measure", "iterations.phase", _check_str)
+    )
+    variant = (
+        [""] * n
+        if line.variant is None
+        else decode(line.variant, n, "", "iterations.variant", _check_str)
+    )
     if line.latency_s is None:
         raise ColumnError("iterations.latency_s: missing")
-    latency = columns.decode(
-        line.latency_s, n, 0.0, "iterations.latency_s", _check_float, numbers=True
+    latency = decode(line.latency_s, n, 0.0, "iterations.latency_s", _check_float, numbers=True)
+    status = (
+        [0] * n
+        if line.exit_status is None
+        else decode(line.exit_status, n, 0, "iterations.exit_status", _check_int)
     )
-    status = columns.decode(line.exit_status, n, 0, "iterations.exit_status", _check_int)
-    error = columns.decode(line.error, n, None, "iterations.error", _check_optional_str)
+    error = (
+        [None] * n
+        if line.error is None
+        else decode(line.error, n, None, "iterations.error", _check_optional_str)
+    )
     metrics: list[dict[str, float]] | list[None] = [None] * n
     if line.metrics is not None:
         if len(line.metrics) != n:
@@ -454,21 +542,19 @@ def _iteration_run(line: IterationsLine) -> IterationRun:
     if line.start0 is not None:
         if line.start is not None:
             raise ColumnError("iterations: both start0 and start")
-        starts: list[float] = []
-        ends: list[float] = []
-        cursor = line.start0
-        for k in range(n):
-            starts.append(cursor)
-            cursor = given_end[k] if given_end is not None else cursor + latency[k]
-            ends.append(cursor)
+        # Back to back: each starts where the one before ended (start0 + latency + ...,
+        # added in order, as the writer checked).
+        if given_end is not None:
+            starts = [line.start0, *given_end[:-1]]
+            ends = given_end
+        else:
+            cursor = list(itertools.accumulate(latency, operator.add, initial=line.start0))
+            starts, ends = cursor[:-1], cursor[1:]
     else:
         if line.start is None:
             raise ColumnError("iterations: start0 or start is needed")
         starts = columns.decode(line.start, n, 0.0, "iterations.start", _check_float, True)
-        if given_end is not None:
-            ends = given_end
-        else:
-            ends = [s + lat for s, lat in zip(starts, latency, strict=True)]
+        ends = given_end if given_end is not None else list(map(operator.add, starts, latency))
     return IterationRun(
         hosts=hosts,
         seq=line.seq,

@@ -3,9 +3,11 @@
 The reader is forgiving where a crash leaves marks and strict where data would
 be misread: a torn last line is dropped and reported, a file with no ``end``
 line (a crashed session) still replays, undecodable lines in the middle are
-skipped and counted, and a recording from a newer, unknown format version is
-refused with a message saying how to read it. Version 1 files (one event per
-line) read as they always did.
+skipped, counted and named by line number, a compressed file cut short gives
+what it holds, and a recording from a newer, unknown format version is refused
+with a message saying how to read it. Version 1 files (one event per line) read
+as they always did. Whatever a file holds, reading it never raises anything but
+``UsageError`` (nothing usable at all) and never loops longer than the file is.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import asyncio
 import contextlib
 import gzip
 import os
+import zlib
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -41,6 +44,7 @@ from qtop.record.follow import FileChanged, LineFollower
 from qtop.record.index import Mark, RecordingIndex, file_size, read_index_line, scan
 from qtop.record.keyframes import KeyframeError
 from qtop.record.lines import KeyframeLine, LineError, LineUnpacker, UnknownKind
+from qtop.textsafe import plain
 
 __all__ = ["Mark", "ReadReport", "Recording", "RecordingIndex", "open_recording"]
 
@@ -49,36 +53,71 @@ _INDEX_PREFIX = b'{"kind":"index"'
 _END_PREFIX = b'{"kind":"end"'
 _REPORT_PREFIX = b'{"kind":"profile_report"'
 REPORTS_KEPT = 16
+# Longer than any line qtop writes (a whole keyframe of a long session is a few MB):
+# a longer one is damage, and is skipped without being held in memory.
+MAX_LINE_BYTES = 64 << 20
+
+
+BAD_LINES_NAMED = 5
+UNKNOWN_KINDS_NAMED = 20
 
 
 @dataclass(slots=True)
 class ReadReport:
-    """What the reader had to skip or drop, for the user to see."""
+    """What the reader had to skip or drop, for the user to see.
+
+    A line is counted once however often it is read (an export reads a file
+    twice, a seek reads part of it again): only lines past the furthest one
+    counted so far are counted.
+    """
 
     torn_tail_bytes: int = 0
-    bad_lines: list[int] = field(default_factory=list)
+    bad_lines: list[tuple[int, str]] = field(default_factory=list)
     bad_line_count: int = 0
     unknown_kinds: dict[str, int] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
+    unknown_count: int = 0
+    damaged_stream: str = ""
+    counted_to: int = -1
 
     def messages(self, path: Path) -> list[str]:
         out = []
+        if self.damaged_stream:
+            out.append(f"{path}: {self.damaged_stream}")
         if self.torn_tail_bytes:
             out.append(
                 f"{path}: the last line was cut off mid-write ({self.torn_tail_bytes} bytes); "
                 "dropped it (the session probably crashed or is still being written)"
             )
         if self.bad_line_count:
-            shown = ", ".join(str(n) for n in self.bad_lines[:5])
-            more = " ..." if self.bad_line_count > 5 else ""
-            first = f": {self.problems[0]}" if self.problems else ""
+            named = "; ".join(
+                f"line {number}: {problem}" for number, problem in self.bad_lines[:BAD_LINES_NAMED]
+            )
+            more = self.bad_line_count - min(len(self.bad_lines), BAD_LINES_NAMED)
             out.append(
-                f"{path}: skipped {self.bad_line_count} undecodable line(s) "
-                f"(line {shown}{more}){first}"
+                f"{path}: skipped {self.bad_line_count} undecodable line(s): {named}"
+                + (f"; and {more} more" if more else "")
             )
         for kind, count in sorted(self.unknown_kinds.items()):
             out.append(f"{path}: skipped {count} event(s) of unknown kind {kind!r} (newer qtop?)")
-        return out
+        others = self.unknown_count - sum(self.unknown_kinds.values())
+        if others:
+            out.append(f"{path}: skipped {others} event(s) of other unknown kinds (newer qtop?)")
+        # The path, kinds and problems quote the file: no control character gets through.
+        return [plain(message) for message in out]
+
+
+def _reason(exc: BaseException) -> str:
+    return str(getattr(exc, "strerror", None) or exc) or type(exc).__name__
+
+
+def _skip_line(stream: BinaryIO) -> int:
+    """Read on to the end of an over-long line; returns how many bytes that took."""
+    skipped = 0
+    while True:
+        chunk = stream.readline(MAX_LINE_BYTES)
+        skipped += len(chunk)
+        if not chunk or chunk.endswith(b"\n"):
+            return skipped
 
 
 def _open_binary(path: Path) -> BinaryIO:
@@ -100,6 +139,8 @@ class Recording:
         self._keyframe_cache: tuple[int, dict[str, Any]] | None = None
         self._recent_reports: OrderedDict[int, ProfileReport] = OrderedDict()
         self._random: BinaryIO | None = None
+        # Line numbers worked out so far, by offset (the header is line 1).
+        self._line_numbers: dict[int, int] = {0: 1}
 
     @property
     def compressed(self) -> bool:
@@ -108,41 +149,121 @@ class Recording:
     # --- lines ------------------------------------------------------------------
 
     def _lines(self, offset: int) -> Iterator[tuple[int, bytes]]:
-        """(offset, line without its newline) from ``offset`` to the end of the file."""
-        with _open_binary(self.path) as stream:
-            stream.seek(offset)
+        """(offset, line without its newline) from ``offset`` to the end of the file.
+
+        A compressed file that is cut short or damaged ends where it stops
+        decompressing (said in the warnings); a line longer than
+        ``MAX_LINE_BYTES`` is skipped as damaged without being held.
+        """
+        try:
+            stream = _open_binary(self.path)
+        except OSError as exc:
+            self.report.damaged_stream = f"could not be read again: {exc.strerror or exc}"
+            return
+        with stream:
             position = offset
             after_end = False
-            for raw in stream:
-                if raw[-1:] == b"\n":
-                    yield position, raw[:-1]
-                    position += len(raw)
-                    after_end = raw[:13] == _END_PREFIX
-                    continue
-                # A last line that lacks only its newline is complete JSON and
-                # still counts; anything shorter is a write cut off by a crash,
-                # unless it is the index after the end line (the events are whole).
-                try:
-                    msgspec.json.decode(raw)
-                except msgspec.DecodeError:
-                    if not (after_end and _INDEX_PREFIX.startswith(raw[: len(_INDEX_PREFIX)])):
-                        self.report.torn_tail_bytes = len(raw)
-                else:
-                    yield position, raw
+            try:
+                stream.seek(offset)
+                readline = stream.readline
+                while True:
+                    raw = readline(MAX_LINE_BYTES)
+                    if not raw:
+                        return
+                    if raw[-1:] == b"\n":
+                        yield position, raw[:-1]
+                        position += len(raw)
+                        after_end = raw[:13] == _END_PREFIX
+                        continue
+                    if len(raw) == MAX_LINE_BYTES:
+                        skipped = len(raw) + _skip_line(stream)
+                        self._count_bad(position, f"a line of more than {MAX_LINE_BYTES} bytes")
+                        position += skipped
+                        continue
+                    # A last line that lacks only its newline is complete JSON and
+                    # still counts; anything shorter is a write cut off by a crash,
+                    # unless it is the index after the end line (the events are whole).
+                    try:
+                        msgspec.json.decode(raw)
+                    except (msgspec.DecodeError, RecursionError):
+                        if not (after_end and _INDEX_PREFIX.startswith(raw[: len(_INDEX_PREFIX)])):
+                            self.report.torn_tail_bytes = len(raw)
+                    else:
+                        yield position, raw
+                    return
+            except (EOFError, zlib.error, OSError) as exc:
+                # gzip raises EOFError for a cut stream, BadGzipFile (an OSError) or
+                # zlib.error for damaged data.
+                self.report.damaged_stream = (
+                    f"the file is damaged or cut short after {position} bytes "
+                    f"({_reason(exc)}); read what came before"
+                )
 
     def read_line_at(self, offset: int) -> bytes:
-        """The line that starts at ``offset`` (without its newline)."""
-        if self._random is None:
-            self._random = _open_binary(self.path)
-        self._random.seek(offset)
-        return self._random.readline().rstrip(b"\n")
+        """The line that starts at ``offset`` (without its newline).
 
-    def _count_bad(self, line_number: int, problem: str) -> None:
-        self.report.bad_line_count += 1
-        if len(self.report.bad_lines) < 20:
-            self.report.bad_lines.append(line_number)
-        if len(self.report.problems) < 5:
-            self.report.problems.append(problem)
+        Raises LineError when no line starts there (an index or a keyframe that
+        points into the middle of a line, or past the end).
+        """
+        if not isinstance(offset, int) or offset < 0:
+            raise LineError(f"no line starts at byte {offset!r}")
+        try:
+            if self._random is None:
+                self._random = _open_binary(self.path)
+            stream = self._random
+            if offset > 0:
+                stream.seek(offset - 1)
+                if stream.read(1) != b"\n":
+                    raise LineError(f"no line starts at byte {offset}")
+            else:
+                stream.seek(0)
+            data = stream.readline(MAX_LINE_BYTES)
+        except (EOFError, zlib.error, OSError) as exc:
+            raise LineError(f"cannot read the line at byte {offset}: {_reason(exc)}") from None
+        if not data.endswith(b"\n"):
+            # Past the end, a torn tail, or longer than any line qtop reads.
+            raise LineError(f"no whole line at byte {offset}")
+        return data[:-1]
+
+    def _count_bad(self, offset: int, problem: str) -> None:
+        report = self.report
+        if offset <= report.counted_to:
+            return
+        report.counted_to = offset
+        report.bad_line_count += 1
+        if len(report.bad_lines) < BAD_LINES_NAMED:
+            report.bad_lines.append((self._line_number(offset), problem))
+
+    def _count_unknown(self, offset: int, kind: str) -> None:
+        report = self.report
+        if offset <= report.counted_to:
+            return
+        report.counted_to = offset
+        report.unknown_count += 1
+        kinds = report.unknown_kinds
+        if kind in kinds or len(kinds) < UNKNOWN_KINDS_NAMED:
+            kinds[kind] = kinds.get(kind, 0) + 1
+
+    def _line_number(self, offset: int) -> int:
+        """The 1-based number of the line that starts at ``offset`` (counted only for the
+        few lines a warning names)."""
+        known = self._line_numbers
+        before = max((at for at in known if at <= offset), default=0)
+        number = known.get(before, 1)
+        try:
+            with _open_binary(self.path) as stream:
+                stream.seek(before)
+                remaining = offset - before
+                while remaining > 0:
+                    chunk = stream.read(min(remaining, 1 << 20))
+                    if not chunk:
+                        break
+                    number += chunk.count(b"\n")
+                    remaining -= len(chunk)
+        except (EOFError, zlib.error, OSError):
+            pass
+        known[offset] = number
+        return number
 
     # --- events -----------------------------------------------------------------
 
@@ -155,8 +276,8 @@ class Recording:
         """
         unpacker = self.unpacker_at(offset)
         decode = self._decode
-        for line_number, (position, data) in enumerate(self._lines(offset), start=1):
-            found = decode(unpacker, position, data, line_number, keyframes)
+        for position, data in self._lines(offset):
+            found = decode(unpacker, position, data, keyframes)
             if type(found) is list:
                 yield from found
             else:
@@ -167,8 +288,8 @@ class Recording:
     ) -> Iterator[tuple[int, Event]]:
         """Like ``events`` but with the byte offset of each event's line."""
         unpacker = self.unpacker_at(offset)
-        for line_number, (position, data) in enumerate(self._lines(offset), start=1):
-            found = self._decode(unpacker, position, data, line_number, keyframes)
+        for position, data in self._lines(offset):
+            found = self._decode(unpacker, position, data, keyframes)
             for event in found if isinstance(found, list) else found.events():
                 yield position, event
 
@@ -180,15 +301,15 @@ class Recording:
         """
         unpacker = self.unpacker_at(offset)
         decode = self._decode
-        for line_number, (position, data) in enumerate(self._lines(offset), start=1):
-            found = decode(unpacker, position, data, line_number, False)
+        for position, data in self._lines(offset):
+            found = decode(unpacker, position, data, False)
             if type(found) is list:
                 yield from found
             else:
                 yield found  # type: ignore[misc]
 
     def _decode(
-        self, unpacker: LineUnpacker, offset: int, data: bytes, line_number: int, keyframes: bool
+        self, unpacker: LineUnpacker, offset: int, data: bytes, keyframes: bool
     ) -> list[Event] | IterationRun | LogRun:
         head = data[9:14]
         if head == b"keyfr":
@@ -197,18 +318,17 @@ class Recording:
             try:
                 return [self.keyframe_at(offset, data)]
             except (LineError, KeyframeError, EventDecodeError) as exc:
-                self._count_bad(line_number, f"keyframe: {exc}")
+                self._count_bad(offset, f"keyframe: {exc}")
                 return []
         if head == b"index":
             return []
         try:
             found = unpacker.items(unpacker.parse(data))
         except UnknownKind as exc:
-            kind = exc.kind or "?"
-            self.report.unknown_kinds[kind] = self.report.unknown_kinds.get(kind, 0) + 1
+            self._count_unknown(offset, exc.kind or "?")
             return []
         except LineError as exc:
-            self._count_bad(line_number, str(exc))
+            self._count_bad(offset, str(exc))
             return []
         if keyframes and head == b"profi" and isinstance(found, list) and found:
             self._recent_reports[offset] = found[0]  # type: ignore[assignment]
@@ -324,7 +444,6 @@ class Recording:
         """
         if self.compressed:
             raise UsageError(f"{self.path}: a compressed recording cannot be followed")
-        line_number = 0
         unpacker = self.unpacker_at(offset)
         with LineFollower(self.path, offset) as follower:
             while True:
@@ -336,8 +455,7 @@ class Recording:
                         "replay the new file from its start",
                     ) from None
                 for line in lines:
-                    line_number += 1
-                    found = self._decode(unpacker, line.offset, line.data, line_number, keyframes)
+                    found = self._decode(unpacker, line.offset, line.data, keyframes)
                     for event in found if isinstance(found, list) else found.events():
                         yield line.offset, event
                         if stop_at_end and isinstance(event, End):
@@ -385,8 +503,8 @@ def open_recording(path: str | os.PathLike[str]) -> Recording:
         ) from None
     except IsADirectoryError:
         raise UsageError(f"{path}: is a directory, not a recording") from None
-    except (OSError, EOFError) as exc:
-        raise UsageError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise UsageError(f"{path}: cannot read: {_reason(exc)}") from None
     if not first:
         raise UsageError(f"{path}: the recording is empty", "the session ended before it started")
     if not first.endswith(b"\n"):
@@ -400,6 +518,11 @@ def open_recording(path: str | os.PathLike[str]) -> Recording:
         raise UsageError(
             f"{path}: not a qtop recording (the first line is not JSON)",
             "pass a .jsonl file written by 'qtop run' or 'qtop demo'",
+        ) from None
+    except RecursionError:
+        raise UsageError(
+            f"{path}: the recording's header line is damaged (nested thousands of levels deep)",
+            "the header says what the rest of the file is: without it nothing can be read",
         ) from None
     if not isinstance(data, dict) or data.get("format") != RECORDING_FORMAT:
         raise UsageError(

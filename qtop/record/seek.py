@@ -10,7 +10,9 @@ wrong model.
 
 from __future__ import annotations
 
-from qtop.events import IterationRun, Keyframe, LogRun
+from collections.abc import Iterator
+
+from qtop.events import Event, IterationRun, Keyframe, LogRun
 from qtop.record.keyframes import KeyframeError
 from qtop.record.lines import LineError
 from qtop.record.reader import Recording
@@ -50,6 +52,12 @@ class Seeker:
                 continue
             return keyframe, offset + len(data) + 1, model
         return Keyframe(state={}), 0, SessionModel()
+
+    def events_from(self, t: float) -> Iterator[tuple[int, Event]]:
+        """The restoring keyframe, then every event after it (with its line's offset)."""
+        keyframe, offset = self.start(t)
+        yield offset, keyframe
+        yield from self.recording.events_with_offsets(offset)
 
     def model_at(self, t: float, model: SessionModel | None = None) -> SessionModel:
         """The model as it was once every event up to device time ``t`` was applied.

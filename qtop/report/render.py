@@ -4,6 +4,12 @@ The per-recording sections show the model's latency table (the same numbers as
 the live UI) followed by the analysis (validity, outliers, thermal decay,
 energy); the results table has one row per recording and variant, like the
 seed's: config, P50, P95, P99, energy per inference, peak memory, stability.
+
+Every name in a recording (profile, device, variants, channels, markers, the
+warnings that quote them) may come from the device: text and Markdown show it
+through ``qtop.textsafe.plain``, and so does every CSV cell (the rule is in
+``docs/recording-format.md``, "Exports"), so no control character reaches a
+terminal or a file someone will ``cat``. JSON escapes them itself.
 """
 
 from __future__ import annotations
@@ -11,19 +17,23 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
 from qtop.analysis.render import marked, render_markdown, render_text, summary_row
+from qtop.report.devices import across_devices, render_devices_markdown, render_devices_text
 from qtop.report.summary import RecordingSummary, VariantSummary
 from qtop.table import fmt, markdown_table, text_table
+from qtop.textsafe import plain, plain_lines
 
 RESULT_HEADERS = (
     "config", "n", "valid", "P50 ms", "P95 ms", "P99 ms", "energy/inf mJ", "net mJ",
     "peak mem MB", "stability", "onset s", "slowdown", "peak °C", "failed",
 )  # fmt: skip
 CSV_COLUMNS = (
-    "recording", "variant", "config", "measured", "failed", "valid", "p50_ms", "p90_ms",
+    "recording", "device", "variant", "config", "measured", "failed", "valid", "p50_ms",
+    "p90_ms",
     "p95_ms", "p99_ms", "p999_ms", "mean_ms", "stdev_ms", "min_ms", "max_ms", "warmup",
     "warmup_mean_ms", "peak_memory_mb", "energy_per_inference_mj",
     "net_energy_per_inference_mj", "energy_valid", "net_energy_valid", "inferences_per_j",
@@ -57,7 +67,7 @@ def _result_row(summary: RecordingSummary, variant: VariantSummary) -> list[str]
     a = _analysis_figures(summary, variant)
     valid = a.get("valid")
     return [
-        variant.config,
+        plain(variant.config),
         str(m.count),
         "—" if valid is None else ("yes" if valid else "NO"),
         fmt(m.p50_ms, 3),
@@ -79,6 +89,8 @@ def results_rows(summaries: Sequence[RecordingSummary]) -> list[list[str]]:
 
 
 def _duration(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "—"
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
@@ -86,7 +98,7 @@ def _duration(seconds: float) -> str:
 
 def _latency_lines(variant: VariantSummary) -> list[str]:
     m, w = variant.measured, variant.warmup
-    title = f"  latency{f' ({variant.variant})' if variant.variant else ''}"
+    title = f"  latency{f' ({plain(variant.variant)})' if variant.variant else ''}"
     lines = [
         f"{title}: {m.count} measured, {w.count} warm-up, {variant.failed} failed"
         + ("" if m.exact or m.count == 0 else " (percentiles within ±0.1%)")
@@ -101,25 +113,25 @@ def _latency_lines(variant: VariantSummary) -> list[str]:
         )
         lines.append(table + "   (ms)")
     for name, value in sorted(variant.metrics.items()):
-        lines.append(f"    {name}: {fmt(value, 3)} (median)")
+        lines.append(f"    {plain(name)}: {fmt(value, 3)} (median)")
     return lines
 
 
 def _recording_text(summary: RecordingSummary) -> str:
-    lines = [f"{summary.path}"]
+    lines = [plain(summary.path)]
     lines.append(
-        f"  profile {summary.profile or '—'} · device {summary.device or '—'} · "
-        f"{summary.source or 'unknown source'} · {_duration(summary.duration_s)} · "
-        f"{summary.end_reason}"
+        f"  profile {plain(summary.profile) or '—'} · device {plain(summary.device) or '—'} · "
+        f"{plain(summary.source) or 'unknown source'} · {_duration(summary.duration_s)} · "
+        f"{plain(summary.end_reason)}"
     )
-    lines.extend(f"  warning: {warning}" for warning in summary.warnings)
+    lines.extend(f"  warning: {plain(warning)}" for warning in summary.warnings)
     for variant in summary.variants:
         lines.extend(_latency_lines(variant))
     if summary.analysis is not None:
         lines.append(render_text(summary.analysis, indent="  "))
     if summary.channels:
         rows = [
-            [c.id, c.unit, fmt(c.last), fmt(c.minimum), fmt(c.maximum),
+            [plain(c.id), plain(c.unit), fmt(c.last), fmt(c.minimum), fmt(c.maximum),
              str(c.unavailable) if c.unavailable else ""]
             for c in summary.channels
         ]  # fmt: skip
@@ -131,27 +143,47 @@ def _recording_text(summary: RecordingSummary) -> str:
             f"{summary.gaps} gap(s) totalling {summary.gap_seconds:.1f} s"
         )
     for t, label in summary.markers:
-        lines.append(f"  marker at +{fmt(t, 1)} s: {label}")
+        lines.append(f"  marker at +{fmt(t, 1)} s: {plain(label)}")
     return "\n".join(lines)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every figure no float holds (a -1e308 s latency in ms) as null:
+    JSON has no infinity, and a damaged recording still gets its report."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 def render(summaries: Sequence[RecordingSummary], fmt_name: str) -> str:
     if fmt_name == "json":
-        payload = [s.to_dict() for s in summaries]
+        payload = [_finite(s.to_dict()) for s in summaries]
         return json.dumps(payload[0] if len(payload) == 1 else payload, indent=2, allow_nan=False)
     if fmt_name == "csv":
         return _render_csv(summaries)
     if fmt_name == "markdown":
         parts = [markdown_table(RESULT_HEADERS, results_rows(summaries))]
         for summary in summaries:
-            parts.extend(f"> warning: {warning}" for warning in summary.warnings)
+            parts.extend(f"> warning: {plain(warning)}" for warning in summary.warnings)
             if summary.analysis is not None:
-                parts.append(f"### {summary.path}\n\n{render_markdown(summary.analysis, 4)}")
-        return "\n\n".join(parts)
+                parts.append(f"### {plain(summary.path)}\n\n{render_markdown(summary.analysis, 4)}")
+        if across_devices(summaries):
+            parts.insert(1, render_devices_markdown(summaries))
+        return plain_lines("\n\n".join(parts))
     sections = [_recording_text(s) for s in summaries]
     if len(summaries) > 1 or any(len(s.variants) > 1 for s in summaries):
         sections.append("results:\n" + text_table(RESULT_HEADERS, results_rows(summaries), "  "))
-    return "\n\n".join(sections)
+    if across_devices(summaries):
+        sections.append(render_devices_text(summaries))
+    return plain_lines("\n\n".join(sections))
+
+
+def _rounded(seconds: float) -> float | None:
+    return round(seconds, 3) if math.isfinite(seconds) else None
 
 
 def _valid_cell(figures: dict[str, Any], figure: str, flag: str) -> bool | None:
@@ -169,7 +201,9 @@ def _render_csv(summaries: Sequence[RecordingSummary]) -> str:
             a = _analysis_figures(summary, v)
             writer.writerow(
                 [
-                    v.recording, v.variant, v.config, m.count, v.failed, a.get("valid"),
+                    plain(v.recording), plain(summary.device), plain(v.variant), plain(v.config),
+                    m.count, v.failed,
+                    a.get("valid"),
                     m.p50_ms, m.p90_ms, m.p95_ms, m.p99_ms, m.p999_ms, m.mean_ms, m.stdev_ms,
                     m.min_ms, m.max_ms, v.warmup.count, v.warmup.mean_ms, v.peak_memory_mb,
                     _times_1000(a.get("energy_per_inference_j")),
@@ -178,7 +212,7 @@ def _render_csv(summaries: Sequence[RecordingSummary]) -> str:
                     _valid_cell(a, "net_energy_per_inference_j", "net_energy_valid"),
                     a.get("inferences_per_j"), a.get("mean_power_w"), a.get("stability"),
                     a.get("onset_s"), a.get("sustained_slowdown"), a.get("peak_temperature_c"),
-                    round(summary.duration_s, 3), summary.end_reason,
+                    _rounded(summary.duration_s), plain(summary.end_reason),
                     *_pacing_cells(summary, v),
                 ]
             )  # fmt: skip

@@ -11,14 +11,16 @@ same summary either way.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from qtop.analysis.collect import Collected, Collector
 from qtop.analysis.session import SessionAnalysis, analyze_collected
-from qtop.events import IterationRun, LogRun
+from qtop.events import IterationRun, LogRun, Sample
 from qtop.record.reader import open_recording
+from qtop.stats import batch
 from qtop.stats.model import SessionModel, split_key
 from qtop.stats.quantiles import RunningStats
 
@@ -127,6 +129,15 @@ class RecordingSummary:
         return data
 
 
+def device_name(device: Mapping[str, Any]) -> str:
+    """A header's device as people name it: ``hostname (soc)``, or whichever is known."""
+    name = str(device.get("hostname") or device.get("host") or "")
+    soc = device.get("soc")
+    if soc:
+        name = f"{name} ({soc})" if name else str(soc)
+    return name
+
+
 def _variant_names(model: SessionModel) -> list[str]:
     names = list(model.variants)
     for key in [*model.iterations_done, *model.iterations_failed]:
@@ -186,12 +197,7 @@ def summarize_model(
     )
     header = model.header
     profile = header.profile.get("name", "") if header else ""
-    device = ""
-    if header:
-        device = str(header.device.get("hostname") or header.device.get("host") or "")
-        soc = header.device.get("soc")
-        if soc:
-            device = f"{device} ({soc})" if device else str(soc)
+    device = device_name(header.device) if header else ""
     return RecordingSummary(
         path=path,
         profile=str(profile),
@@ -233,21 +239,53 @@ def summarize(
     return summarize_model(model, path, warnings, analysis)
 
 
+BATCH_RUNS = 512
+BATCH_SAMPLES = 512
+
+
 def summarize_recording(path: str | Path) -> tuple[RecordingSummary, SessionModel]:
-    """Fold a recording into a fresh model and a collector in one pass, and summarise."""
+    """Fold a recording into a fresh model and a collector in one pass, and summarise.
+
+    Runs of iterations and samples are folded in batches (``qtop.stats.batch``):
+    each batch goes in before any other event, so the model and the analysis
+    are what one event at a time gives, for a fraction of the calls.
+    """
     recording = open_recording(path)
-    model = SessionModel()
+    # The summary reads no chart series: the model keeps none.
+    model = SessionModel(charts=False)
     collector = Collector()
-    apply, apply_run = model.apply, model.apply_run
-    add, add_run = collector.add, collector.add_run
+    runs: list[IterationRun] = []
+    samples: list[Sample] = []
+
+    def flush() -> None:
+        if runs:
+            batch.apply_iteration_runs(model, runs)
+            collector.add_runs(runs)
+            runs.clear()
+        if samples:
+            batch.apply_samples(model, samples)
+            collector.add_samples(samples)
+            samples.clear()
+
     try:
         for item in recording.items():
-            if isinstance(item, IterationRun | LogRun):
-                apply_run(item)
-                add_run(item)
+            kind = type(item)
+            if kind is Sample:
+                samples.append(item)  # type: ignore[arg-type]
+                if len(samples) >= BATCH_SAMPLES:
+                    flush()
+            elif kind is IterationRun:
+                runs.append(item)  # type: ignore[arg-type]
+                if len(runs) >= BATCH_RUNS:
+                    flush()
+            elif kind is LogRun:
+                # Output lines touch neither what the batches change nor the analysis.
+                model.apply_run(item)  # type: ignore[arg-type]
             else:
-                apply(item)
-                add(item)
+                flush()
+                model.apply(item)  # type: ignore[arg-type]
+                collector.add(item)  # type: ignore[arg-type]
+        flush()
     finally:
         recording.close()
     summary = summarize(model, collector.finish(), str(path), tuple(recording.warnings()))

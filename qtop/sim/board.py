@@ -104,6 +104,7 @@ class SimBoard:
         if not self.config.bash_on_path:
             install_android_tools(self.system_bin_dir)
         build_model_tree(self.sim_root)
+        (self.sim_root / "tmp").mkdir(parents=True, exist_ok=True)
         self.sysfs_root = self._live_sysfs_root()
         token = secrets.token_hex(16)
         fd = os.open(self.token_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -178,6 +179,9 @@ class SimBoard:
             "QTOP_SIM_SYSFS": str(self.sysfs_root),
             "QTOP_SIM_STATE": str(self.state_dir),
             "QTOP_SIM_ROOT": str(self.sim_root),
+            # The board's own /tmp: the default spool (${TMPDIR:-/tmp}/qtop-UID) and anything a
+            # run leaves there stay on the board and go with it, as on a real one.
+            "TMPDIR": str(self.sim_root / "tmp"),
             BOARD_ENV: self.board_id,
             "PATH": f"{self.bin_dir}:{system}",
         }

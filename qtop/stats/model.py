@@ -32,11 +32,12 @@ from qtop.events import (
     PhaseChange,
     ProfileReport,
     Sample,
-    event_from_dict,
 )
+from qtop.stats import snapshot
 from qtop.stats.pacing import PacingFold
 from qtop.stats.quantiles import RunningStats
 from qtop.stats.series import Series
+from qtop.stats.snapshot import ModelState
 
 LOG_LINES_KEPT = 1000
 MARKERS_KEPT = 1000
@@ -113,8 +114,11 @@ def split_key(key: str) -> tuple[str, str]:
 class SessionModel:
     """Everything the panes, the headless summary and ``report`` show, built from events."""
 
-    def __init__(self, series_capacity: int = 1024) -> None:
+    def __init__(self, series_capacity: int = 1024, charts: bool = True) -> None:
         self.series_capacity = series_capacity
+        # Without charts the downsampled series (what the panes draw and keyframes carry)
+        # are not kept: a summary of a whole file reads none of them.
+        self.charts = charts
         self.reset()
         self._handlers: dict[type[Event], Callable[[Any], None]] = {
             Header: self._apply_header,
@@ -143,7 +147,9 @@ class SessionModel:
         self.iterations_done: dict[str, int] = {}
         self.iterations_failed: dict[str, int] = {}
         self.recent_failures: deque[Iteration] = deque(maxlen=FAILURES_KEPT)
-        self.last_iteration: Iteration | None = None
+        self._last_iteration: Iteration | None = None
+        # The run whose last event is the last iteration, until someone asks for it.
+        self._last_run: IterationRun | None = None
         self.phase = PhaseState()
         self.phase_history: deque[PhaseState] = deque(maxlen=PHASES_KEPT)
         self.variants: list[str] = []
@@ -254,7 +260,7 @@ class SessionModel:
                 if key not in self.latency:
                     self.latency[key] = RunningStats()
             found.append(value)
-            if phase == "measure":
+            if phase == "measure" and self.charts:
                 pair = points.get(variant)
                 if pair is None:
                     pair = points[variant] = ([], [])
@@ -274,7 +280,7 @@ class SessionModel:
             self.latency[key].extend(values)
         for variant, (times, values) in points.items():
             self.latency_series[variant].extend(times, values)
-        self.last_iteration = run.event(n - 1)
+        self.last_iteration_of(run)
 
     def _apply_paced_run(self, run: IterationRun) -> None:
         lateness, missed = run.lateness, run.missed
@@ -313,13 +319,30 @@ class SessionModel:
             if stats is None:
                 stats = self.latency[key] = RunningStats()
             stats.extend(latency[first:stop])
-            if phase == "measure":
+            if phase == "measure" and self.charts:
                 series = self.latency_series.get(variant)
                 if series is None:
                     series = self.latency_series[variant] = Series(self.series_capacity)
                 series.extend(ends[first:stop], latency[first:stop])
             first = stop
-        self.last_iteration = run.event(n - 1)
+        self.last_iteration_of(run)
+
+    @property
+    def last_iteration(self) -> Iteration | None:
+        run = self._last_run
+        if run is not None:
+            # Made only when asked for: a fold of a whole file passes 45,000 runs.
+            self._last_iteration = run.event(run.n - 1)
+            self._last_run = None
+        return self._last_iteration
+
+    @last_iteration.setter
+    def last_iteration(self, event: Iteration | None) -> None:
+        self._last_iteration, self._last_run = event, None
+
+    def last_iteration_of(self, run: IterationRun) -> None:
+        """The last iteration is the last of ``run``."""
+        self._last_run = run
 
     def _apply_header(self, event: Header) -> None:
         self.header = event
@@ -334,7 +357,8 @@ class SessionModel:
         if self.last_sample_seq is not None and event.seq > self.last_sample_seq + 1:
             self.missed_ticks += event.seq - self.last_sample_seq - 1
         self.last_sample_seq = event.seq
-        t = event.t
+        at = event.t
+        t = at if self.charts else None
         channel_stats, channel_series = self.channel_stats, self.channel_series
         for channel_id, value in event.values.items():
             stats = channel_stats.get(channel_id)
@@ -345,7 +369,7 @@ class SessionModel:
                 continue
             # ChannelStats.add, written out: this runs for every value of every tick.
             stats.count += 1
-            stats.last, stats.last_t = value, t
+            stats.last, stats.last_t = value, at
             if stats.minimum is None or value < stats.minimum:
                 stats.minimum = value
             if stats.maximum is None or value > stats.maximum:
@@ -375,7 +399,7 @@ class SessionModel:
         if stats is None:
             stats = self.latency[key] = RunningStats()
         stats.add(event.latency_s)
-        if event.phase == "measure":
+        if event.phase == "measure" and self.charts:
             series = self.latency_series.get(event.variant)
             if series is None:
                 series = self.latency_series[event.variant] = Series(self.series_capacity)
@@ -551,48 +575,76 @@ class SessionModel:
         }
 
     def restore(self, state: dict[str, Any]) -> None:
-        """Replace the whole state with a snapshot (an empty dict means a fresh model)."""
-        self.reset()
+        """Replace the whole state with a snapshot (an empty dict means a fresh model).
+
+        The snapshot is checked first (``qtop.stats.snapshot``): a damaged one
+        raises ``StateError`` and leaves the model as it was.
+        """
         if not state:
+            self.reset()
             return
-        self.series_capacity = int(state.get("series_capacity", self.series_capacity))
-        self.header = _event_or_none(state.get("header"))  # type: ignore[assignment]
-        self.channels = {c["id"]: _channel_from_dict(c) for c in state["channels"]}
+        checked = snapshot.check_state(state)
+        # Rebuilt aside and taken over whole: a check that fails half-way changes nothing.
+        restored = SessionModel(checked.series_capacity, self.charts)
+        restored._restore_checked(checked)
+        for name, value in vars(restored).items():
+            if name != "_handlers":
+                setattr(self, name, value)
+
+    def _restore_checked(self, state: ModelState) -> None:
+        self.header = snapshot.optional_event(state.header, Header, "header")
+        channels = [snapshot.channel_of(c) for c in state.channels]
+        self.channels = {channel.id: channel for channel in channels}
         self.channel_stats = {
-            k: ChannelStats.from_list(v) for k, v in state["channel_stats"].items()
+            k: ChannelStats(v.last, v.last_t, v.minimum, v.maximum, v.count, v.unavailable)
+            for k, v in state.channel_stats.items()
         }
-        self.channel_series = {k: Series.from_dict(v) for k, v in state["channel_series"].items()}
-        self.latency = {k: RunningStats.from_dict(v) for k, v in state["latency"].items()}
-        self.latency_series = {k: Series.from_dict(v) for k, v in state["latency_series"].items()}
-        self.metrics = {k: RunningStats.from_dict(v) for k, v in state["metrics"].items()}
-        self.pacing = {k: PacingFold.from_dict(v) for k, v in state.get("pacing", {}).items()}
-        self.iterations_done = {k: int(v) for k, v in state["iterations_done"].items()}
-        self.iterations_failed = {k: int(v) for k, v in state["iterations_failed"].items()}
-        self.recent_failures.extend(event_from_dict(e) for e in state["recent_failures"])  # type: ignore[misc]
-        self.last_iteration = _event_or_none(state.get("last_iteration"))  # type: ignore[assignment]
-        self.phase = PhaseState(*state["phase"])
-        self.phase_history.extend(PhaseState(*row) for row in state.get("phase_history", []))
-        self.variants = list(state["variants"])
-        self.logs.extend(event_from_dict(e) for e in state["logs"])  # type: ignore[misc]
-        self.log_count = int(state["log_count"])
-        self.probe_warnings = [str(text) for text in state.get("probe_warnings", [])]
-        self.markers.extend(event_from_dict(e) for e in state["markers"])  # type: ignore[misc]
-        self.profile_reports = {
-            k: event_from_dict(v)  # type: ignore[misc]
-            for k, v in state["profile_reports"].items()
-        }
-        self.profile_report_count = int(state["profile_report_count"])
-        state_name, detail, disconnects, reconnects, gaps, gap_seconds = state["link"]
-        self.link = LinkState(
-            state_name, detail, disconnects, reconnects, [tuple(g) for g in gaps], gap_seconds
+        self.channel_series = {k: snapshot.series_of(v, k) for k, v in state.channel_series.items()}
+        self.latency = {k: snapshot.stats_of(v, k) for k, v in state.latency.items()}
+        self.latency_series = {k: snapshot.series_of(v, k) for k, v in state.latency_series.items()}
+        self.metrics = {k: snapshot.stats_of(v, k) for k, v in state.metrics.items()}
+        self.pacing = {k: snapshot.pacing_of(v, k) for k, v in state.pacing.items()}
+        self.iterations_done = dict(state.iterations_done)
+        self.iterations_failed = dict(state.iterations_failed)
+        self.recent_failures.extend(
+            snapshot.events_of(state.recent_failures, Iteration, "recent_failures")
         )
-        self.sample_count = int(state["sample_count"])
-        self.last_sample_seq = state["last_sample_seq"]
-        self.missed_ticks = int(state["missed_ticks"])
-        self.t_first = state["t_first"]
-        self.t_last = state["t_last"]
-        self.event_count = int(state["event_count"])
-        self.end = _event_or_none(state.get("end"))  # type: ignore[assignment]
+        self.last_iteration = snapshot.optional_event(
+            state.last_iteration, Iteration, "last_iteration"
+        )
+        self.phase = PhaseState(*_phase_fields(state.phase))
+        self.phase_history.extend(PhaseState(*_phase_fields(row)) for row in state.phase_history)
+        self.variants = list(state.variants)
+        self._logs.extend(snapshot.events_of(state.logs, Log, "logs"))
+        self.log_count = state.log_count
+        self.probe_warnings = list(state.probe_warnings[:PROBE_WARNINGS_KEPT])
+        self.markers.extend(snapshot.events_of(state.markers, Marker, "markers"))
+        self.profile_reports = {
+            k: snapshot.event_of(v, ProfileReport, "profile_reports")
+            for k, v in state.profile_reports.items()
+        }
+        self.profile_report_count = state.profile_report_count
+        link = state.link
+        self.link = LinkState(
+            link.state,
+            link.detail,
+            link.disconnects,
+            link.reconnects,
+            [(gap.gap_from, gap.gap_to) for gap in link.gaps[:GAPS_KEPT]],
+            link.gap_seconds,
+        )
+        self.sample_count = state.sample_count
+        self.last_sample_seq = state.last_sample_seq
+        self.missed_ticks = state.missed_ticks
+        self.t_first = state.t_first
+        self.t_last = state.t_last
+        self.event_count = state.event_count
+        self.end = snapshot.optional_event(state.end, End, "end")
+
+
+def _phase_fields(row: snapshot.PhaseRow) -> tuple[Any, ...]:
+    return (row.phase, row.variant, row.planned_iterations, row.planned_duration_s,
+            row.started_t, row.note)  # fmt: skip
 
 
 def _phase_row(phase: PhaseState) -> list[Any]:
@@ -606,15 +658,5 @@ def _phase_row(phase: PhaseState) -> list[Any]:
     ]
 
 
-def _event_or_none(data: dict[str, Any] | None) -> Event | None:
-    return event_from_dict(data) if data else None
-
-
 def _channel_dict(channel: ChannelInfoT) -> dict[str, Any]:
     return ChannelsEvent(channels=(channel,)).to_dict()["channels"][0]
-
-
-def _channel_from_dict(data: dict[str, Any]) -> ChannelInfoT:
-    event = event_from_dict({"kind": "channels", "channels": [data]})
-    assert isinstance(event, ChannelsEvent)
-    return event.channels[0]

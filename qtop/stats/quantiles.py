@@ -11,8 +11,11 @@ has them. The full-resolution values always stay in the recording, where
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
-from collections.abc import Iterable
+import operator
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 EXACT_LIMIT = 4096
@@ -25,7 +28,7 @@ _SMALLEST = 1e-9
 STANDARD_QUANTILES: tuple[float, ...] = (0.5, 0.9, 0.95, 0.99, 0.999)
 
 
-def percentile(sorted_values: list[float], q: float) -> float:
+def percentile(sorted_values: Sequence[float], q: float) -> float:
     """Linear interpolation between closest ranks (NumPy's default, Hyndman-Fan type 7)."""
     if not sorted_values:
         return math.nan
@@ -35,6 +38,14 @@ def percentile(sorted_values: list[float], q: float) -> float:
     fraction = position - lower
     low_value, high_value = sorted_values[lower], sorted_values[upper]
     return low_value + (high_value - low_value) * fraction
+
+
+def _bucket_value(key: int) -> float:
+    """The value a bucket stands for (infinite for the few keys of values near 1e308)."""
+    try:
+        return 2 * _GAMMA**key / (_GAMMA + 1)
+    except OverflowError:
+        return math.inf if key > 0 else 0.0
 
 
 class LogSketch:
@@ -65,8 +76,8 @@ class LogSketch:
         for key in sorted(self.buckets):
             seen += self.buckets[key]
             if rank < seen:
-                return 2 * _GAMMA**key / (_GAMMA + 1)
-        return 2 * _GAMMA ** max(self.buckets) / (_GAMMA + 1)
+                return _bucket_value(key)
+        return _bucket_value(max(self.buckets))
 
     def to_dict(self) -> dict[str, Any]:
         return {"small": self.small, "buckets": sorted(self.buckets.items())}
@@ -109,40 +120,46 @@ class RunningStats:
                 bisect.insort(self.exact, value)
 
     def extend(self, values: Iterable[float]) -> None:
-        """``add`` of each value in turn, with the loop's state in local variables (the same
-        arithmetic in the same order, so the same bits as one call per value)."""
+        """``add`` of each value in turn, with the same bits as one call per value.
+
+        The running mean and M2 are a loop in local variables (their arithmetic
+        must be done in order); the extremes, the sketch's bucket keys and their
+        counts are worked out in C (``min``, ``max``, ``map``, ``Counter``).
+        """
+        values = values if isinstance(values, list) else list(values)
+        if not values:
+            return
         count, mean, m2 = self.count, self.mean, self._m2
-        low, high = self.minimum, self.maximum
-        sketch = self.sketch
-        buckets = sketch.buckets
-        small = added = 0
-        exact = self.exact
-        log, ceil, insort = math.log, math.ceil, bisect.insort
         for value in values:
-            added += 1
             count += 1
             delta = value - mean
             mean += delta / count
             m2 += delta * (value - mean)
-            if value < low:
-                low = value
-            if value > high:
-                high = value
-            if value <= _SMALLEST:
-                small += 1
-            else:
-                key = ceil(log(value) / _LOG_GAMMA)
-                buckets[key] = buckets.get(key, 0) + 1
-            if exact is not None:
-                if count > EXACT_LIMIT:
-                    exact = None
-                else:
-                    insort(exact, value)
         self.count, self.mean, self._m2 = count, mean, m2
-        self.minimum, self.maximum = low, high
-        self.exact = exact
-        sketch.count += added
-        sketch.small += small
+        # min and max keep the first of equal values, as the comparisons in add do.
+        self.minimum = min(self.minimum, min(values))
+        self.maximum = max(self.maximum, max(values))
+        sketch = self.sketch
+        if not min(values) > _SMALLEST:
+            small = sum(map(operator.le, values, itertools.repeat(_SMALLEST)))
+            sketch.small += small
+            large = list(itertools.compress(values, map(operator.gt, values,
+                                                        itertools.repeat(_SMALLEST))))  # fmt: skip
+        else:
+            large = values
+        keys = map(math.ceil, map(operator.truediv, map(math.log, large),
+                                  itertools.repeat(_LOG_GAMMA)))  # fmt: skip
+        buckets = sketch.buckets
+        for key, found in Counter(keys).items():
+            buckets[key] = buckets.get(key, 0) + found
+        sketch.count += len(values)
+        exact = self.exact
+        if exact is not None:
+            if count > EXACT_LIMIT:
+                self.exact = None
+            else:
+                for value in values:
+                    bisect.insort(exact, value)
 
     @property
     def is_exact(self) -> bool:

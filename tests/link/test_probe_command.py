@@ -355,14 +355,15 @@ def test_probe_a_host_by_its_ssh_config_alias_and_a_profile_through_it(tmp_path)
             server.stop()
     assert bare.returncode == 0, bare.stderr
     found = json.loads(bare.stdout)
-    # A bare host gets the default device settings: /sys itself, /tmp/qtop.
+    # A bare host gets the default device settings: /sys itself, the per-user spool under
+    # the board's own TMPDIR.
     assert found["target"] == {
         "profile": None,
         "host": "glassboard",
         "transport": "ssh glassboard",
     }
     assert found["sysfs_root"] == "/sys"
-    assert found["spool"]["path"] == f"/tmp/qtop-{os.getuid()}"
+    assert found["spool"]["path"] == f"{board.sim_root}/tmp/qtop-{os.getuid()}"
     assert found["tools"]["qnn-net-run"]["path"] == f"{board.bin_dir}/qnn-net-run"
 
     assert named.returncode == 0, named.stderr

@@ -1,11 +1,7 @@
 import asyncio
 import json
 import os
-import signal
 import stat
-import subprocess
-import sys
-import time
 from collections import Counter
 
 import pytest
@@ -77,38 +73,6 @@ def test_a_recording_cut_at_every_byte_offset_reads_as_a_prefix(tmp_path, simple
             assert recording.warnings() == [], f"cut at {length}"
 
 
-WRITER_SCRIPT = """
-import sys, time
-from qtop.events import Header, Sample
-from qtop.record.writer import RecordingWriter
-writer = RecordingWriter(sys.argv[1], Header(session_id="kill-test"))
-seq = 0
-while True:
-    writer.write(Sample(t=float(seq), seq=seq, values={"x": float(seq)}))
-    seq += 1
-    if seq == 200:
-        print("ready", flush=True)
-"""
-
-
-def test_kill_9_of_a_writing_process_leaves_a_readable_recording(tmp_path):
-    path = tmp_path / "killed.jsonl"
-    process = subprocess.Popen(
-        [sys.executable, "-c", WRITER_SCRIPT, str(path)], stdout=subprocess.PIPE, text=True
-    )
-    assert process.stdout.readline().strip() == "ready"
-    time.sleep(0.05)
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
-    recording = open_recording(path)
-    events = list(recording.events())
-    assert recording.header.session_id == "kill-test"
-    samples = [e for e in events if isinstance(e, Sample)]
-    assert len(samples) >= 200
-    assert [s.seq for s in samples] == list(range(len(samples)))
-    assert not any(isinstance(e, End) for e in events)
-
-
 def test_unknown_future_version_is_refused_with_the_fix(tmp_path):
     path = tmp_path / "future.jsonl"
     path.write_text(json.dumps({"kind": "header", "format": "qtop-recording", "version": 9}) + "\n")
@@ -153,7 +117,7 @@ def test_corrupt_middle_lines_and_unknown_kinds_are_skipped_and_counted(tmp_path
     recording = open_recording(path)
     assert [e.t for e in recording.events()] == [None, 1.0, 3.0]
     warnings = recording.warnings()
-    assert any("skipped 1 undecodable line(s) (line 3)" in w for w in warnings)
+    assert any("skipped 1 undecodable line(s): line 3: not JSON" in w for w in warnings)
     assert any("unknown kind 'hologram'" in w for w in warnings)
 
 

@@ -337,7 +337,7 @@ def test_damaged_lines_are_counted_and_named_never_fatal(tmp_path, line, problem
     labels = [e.label for e in recording.events() if isinstance(e, Marker)]
     assert labels == ["before", "after"]
     (warning,) = recording.warnings()
-    assert f"skipped 1 undecodable line(s) (line {at + 1})" in warning
+    assert f"skipped 1 undecodable line(s): line {at + 1}: " in warning
     assert problem in warning
 
 

@@ -56,8 +56,12 @@ class QuitScreen(ModalScreen[QuitChoice]):
     QuitScreen Button { margin-left: 1; }
     """
 
-    def __init__(self, run_id: str, profile: str, *, can_leave: bool) -> None:
+    def __init__(
+        self, run_id: str, profile: str, *, can_leave: bool, text: str | None = None
+    ) -> None:
         super().__init__()
+        # ``text`` replaces the single run's explanation (several devices at once).
+        self._text = text
         self._run_id = run_id
         self._profile = profile
         self._can_leave = can_leave
@@ -66,7 +70,8 @@ class QuitScreen(ModalScreen[QuitChoice]):
         with Vertical() as box:
             box.border_title = "The run is still going on the device"
             yield Static(
-                Content(quit_text(self._run_id, self._profile, self._can_leave)), id="quit-text"
+                Content(self._text or quit_text(self._run_id, self._profile, self._can_leave)),
+                id="quit-text",
             )
             with Horizontal():
                 yield Button("Cancel (esc)", id="stay")
