@@ -67,7 +67,7 @@ def serve_sim(state_dir: str) -> None:
 def run_client(state_dir: str, duration_s: float, counts_path: str) -> None:
     """A headless session of the demo's profile against the board in state_dir."""
     from qtop.events import Event, Iteration, Log
-    from qtop.live.hooks import profiler_hook_for
+    from qtop.live.profiler_hooks import profiler_hook_for
     from qtop.live.runner import LiveOptions, LiveRun
     from qtop.live.source import LiveSource
     from qtop.profiles import load_profile, resolve_profile

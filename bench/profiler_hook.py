@@ -28,7 +28,7 @@ import itertools
 from qtop.device.plan import RunOptions
 from qtop.device.protocol import ProcessLine, parse_line
 from qtop.events import ProfileReport
-from qtop.live.hooks import profiler_hook_for
+from qtop.live.profiler_hooks import profiler_hook_for
 from qtop.live.source import LiveSource
 from qtop.profiles import Profile, load_profile, resolve_profile
 from qtop.sim import start_sim

@@ -111,7 +111,7 @@ def _decode(hint: Any, value: Any, where: str) -> Any:
         if value not in typing.get_args(hint):
             raise ValueError(f"{where}: {value!r} is not one of {typing.get_args(hint)}")
         return value
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return decode_dataclass(hint, value, where)
     if hint is bool:
         if not isinstance(value, bool):

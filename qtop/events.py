@@ -80,7 +80,7 @@ class ChannelInfo(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     max_state: Int64 | None = None
 
 
-class Header(Event, tag="header"):
+class Header(Event, tag="header", frozen=True):
     """First line of every recording: format, versions, profile and device."""
 
     kind: ClassVar[str] = "header"
@@ -94,14 +94,14 @@ class Header(Event, tag="header"):
     device: dict[str, Any] = {}
 
 
-class Channels(Event, tag="channels"):
+class Channels(Event, tag="channels", frozen=True):
     """The set of sampled channels; later samples refer to these ids."""
 
     kind: ClassVar[str] = "channels"
     channels: tuple[ChannelInfo, ...] = ()
 
 
-class Sample(Event, tag="sample"):
+class Sample(Event, tag="sample", frozen=True):
     """One sampler tick: every channel's value, ``None`` when unavailable."""
 
     kind: ClassVar[str] = "sample"
@@ -109,7 +109,7 @@ class Sample(Event, tag="sample"):
     values: dict[str, Finite | None] = {}
 
 
-class Iteration(Event, tag="iteration"):
+class Iteration(Event, tag="iteration", frozen=True):
     """One timed execution of the run's command (or one inference of it)."""
 
     kind: ClassVar[str] = "iteration"
@@ -132,7 +132,7 @@ class Iteration(Event, tag="iteration"):
     missed: bool | None = None
 
 
-class PhaseChange(Event, tag="phase"):
+class PhaseChange(Event, tag="phase", frozen=True):
     """The run entered a phase (cooldown, warm-up, measuring, ...)."""
 
     kind: ClassVar[str] = "phase"
@@ -143,7 +143,7 @@ class PhaseChange(Event, tag="phase"):
     note: str = ""
 
 
-class ProfileReport(Event, tag="profile_report"):
+class ProfileReport(Event, tag="profile_report", frozen=True):
     """Parsed profiler output (graph-level and per-op rows), parsed at the edge."""
 
     kind: ClassVar[str] = "profile_report"
@@ -153,7 +153,7 @@ class ProfileReport(Event, tag="profile_report"):
     report: dict[str, Any] = {}
 
 
-class Log(Event, tag="log"):
+class Log(Event, tag="log", frozen=True):
     """One line of device output, or a note from qtop or its device agent."""
 
     kind: ClassVar[str] = "log"
@@ -163,7 +163,7 @@ class Log(Event, tag="log"):
     text: str = ""
 
 
-class Marker(Event, tag="marker"):
+class Marker(Event, tag="marker", frozen=True):
     """A point of interest: a user's note, or one qtop detected."""
 
     kind: ClassVar[str] = "marker"
@@ -174,7 +174,7 @@ class Marker(Event, tag="marker"):
     variant: str | None = None
 
 
-class Link(Event, tag="link"):
+class Link(Event, tag="link", frozen=True):
     """A change of the link to the device, or a gap the device could not fill."""
 
     kind: ClassVar[str] = "link"
@@ -185,14 +185,14 @@ class Link(Event, tag="link"):
     gap_to: Finite | None = None
 
 
-class Keyframe(Event, tag="keyframe"):
+class Keyframe(Event, tag="keyframe", frozen=True):
     """A snapshot of the session model, so a reader can seek without replaying all."""
 
     kind: ClassVar[str] = "keyframe"
     state: dict[str, Any] = {}
 
 
-class End(Event, tag="end"):
+class End(Event, tag="end", frozen=True):
     """Last line of a recording that was closed cleanly."""
 
     kind: ClassVar[str] = "end"
@@ -233,7 +233,7 @@ class IterationRun:
     def __init__(
         self,
         *,
-        hosts: list[float | None] | Callable[[], list[float]],
+        hosts: list[float | None] | Callable[[], list[float | None]],
         seq: int,
         index: list[int],
         phase: list[str],
@@ -263,7 +263,7 @@ class IterationRun:
         """Host times (worked out on first use: a fold of a whole file rarely needs them)."""
         if callable(self._hosts):
             self._hosts = self._hosts()
-        return self._hosts  # type: ignore[return-value]
+        return self._hosts
 
     def event(self, k: int) -> Iteration:
         metrics = self.metrics[k]
@@ -298,7 +298,7 @@ class LogRun:
     def __init__(
         self,
         *,
-        hosts: list[float | None] | Callable[[], list[float]],
+        hosts: list[float | None] | Callable[[], list[float | None]],
         seq: int,
         texts: list[str],
     ) -> None:
@@ -310,7 +310,7 @@ class LogRun:
         """Host times (worked out on first use)."""
         if callable(self._hosts):
             self._hosts = self._hosts()
-        return self._hosts  # type: ignore[return-value]
+        return self._hosts
 
     def event(self, k: int) -> Log:
         return Log(host_t=self.hosts[k], seq=self.seq + k, text=self.texts[k])
@@ -383,4 +383,4 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     try:
         return msgspec.convert(data, cls)
     except msgspec.ValidationError as exc:
-        raise EventDecodeError(describe_error(kind, exc)) from None
+        raise EventDecodeError(describe_error(str(kind), exc)) from None

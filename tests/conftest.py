@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 
@@ -13,6 +14,15 @@ from adb_support import needs_adb
 from fixtures.sessions import simple_session_events
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Runs started from the tests inherit this process's SIGINT. Started from a script's
+    # background job or nohup, pytest has SIGINT ignored, and every run would then
+    # (rightly) time out with SIGTERM and warn that SIGINT is ignored: the tests start
+    # their runs as from a terminal, and those that mean the other case say so.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture

@@ -33,7 +33,6 @@ from qtop.events import (
 )
 
 TIMER_OVERHEAD_PREFIX = "timer_overhead_s="
-_NO_METRICS: dict[str, float] = {}
 _FLOAT_OR_NONE = frozenset({float, type(None)})
 
 
@@ -158,9 +157,6 @@ class IterationTable:
         t = self.times.get(row)
         return end if t is None else t
 
-    def row_metrics(self, row: int) -> dict[str, float]:
-        return self.metrics.get(row, _NO_METRICS)
-
 
 @dataclass(slots=True)
 class Collected:
@@ -257,7 +253,7 @@ class Collector:
             target = series.get(channel_id)
             if target is None:
                 target = series[channel_id] = ChannelSeries(array("d"), array("d"))  # type: ignore[arg-type]
-            target.times.extend(at)  # type: ignore[attr-defined]
+            target.times.extend(at)  # type: ignore[attr-defined, arg-type]
             target.values.extend(values)  # type: ignore[attr-defined]
 
     def _sample(self, event: Sample) -> None:

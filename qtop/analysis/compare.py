@@ -194,7 +194,7 @@ def _energy_delta(
     note = ""
     interval = None
     flags = [(s.energy.net_valid if net else s.energy.valid) is False for s in (base, new)]
-    reasons = sorted(
+    invalid = sorted(
         {
             f"{label}: {reason}"
             for label, side, bad in (("BASE", base, flags[0]), ("NEW", new, flags[1]))
@@ -226,7 +226,7 @@ def _energy_delta(
         note,
         invalid_base=flags[0],
         invalid_new=flags[1],
-        invalid_reason="; ".join(reasons),
+        invalid_reason="; ".join(invalid),
     )
 
 
@@ -310,7 +310,7 @@ def compare_variants(
         SideSample([r.latencies_s for r in group.repetitions], resamples, rng, block_length)
         for group in (base, new)
     ]
-    deltas = [_latency_delta(m, *sides, confidence) for m in (*LATENCY_METRICS, "mean")]
+    deltas = [_latency_delta(m, sides[0], sides[1], confidence) for m in (*LATENCY_METRICS, "mean")]
     # Energy per inference is taken from each side's first repetition (docs/analysis.md).
     deltas += [
         _energy_delta(m, base.first, new.first, confidence, resamples, rng)

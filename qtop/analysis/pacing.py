@@ -32,13 +32,6 @@ class PacingSummary:
     achieved_rate_hz: float | None
     duty_cycle: float | None
 
-    @property
-    def rate_ratio(self) -> float | None:
-        """Achieved over target rate (1.0: the device kept up)."""
-        if self.achieved_rate_hz is None or not self.target_rate_hz:
-            return None
-        return self.achieved_rate_hz / self.target_rate_hz
-
 
 def schedule_of(header: Header | None) -> tuple[str, float | None, float | None]:
     """The recorded profile's schedule, rate and deadline (the period when none was set)."""

@@ -17,7 +17,7 @@ from qtop.analysis.pacing import PacingSummary, describe
 from qtop.analysis.render_order import drift_lines, early_stop_lines
 from qtop.analysis.session import SessionAnalysis, VariantAnalysis
 from qtop.analysis.thermal import ThermalAnalysis, fit_problem
-from qtop.report.table import MISSING, fmt, markdown_table, text_table
+from qtop.table import MISSING, fmt, markdown_table, text_table
 from qtop.textsafe import plain, plain_lines
 
 # Appended to a figure that is there but cannot be trusted (too few sensor readings).

@@ -6,7 +6,7 @@ from qtop.analysis.compare import Comparison, MetricDelta, VariantComparison
 from qtop.analysis.pacing import PacingSummary
 from qtop.analysis.render import marked
 from qtop.analysis.resample import Dependence
-from qtop.report.table import fmt, markdown_table, text_table
+from qtop.table import fmt, markdown_table, text_table
 
 HEADERS = ("metric", "BASE", "NEW", "change", "CI")
 _LABELS = {

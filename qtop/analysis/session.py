@@ -404,7 +404,7 @@ def _analyze_variant(
 _NOT = bytes.maketrans(b"\x00\x01", b"\x01\x00")
 
 
-def _and(a: bytes, b: bytes) -> bytes:
+def _and(a: bytes | bytearray, b: bytes | bytearray) -> bytes:
     """Byte-wise AND of two flag strings (0 or 1 each), as one integer operation."""
     return (int.from_bytes(a, "little") & int.from_bytes(b, "little")).to_bytes(len(a), "little")
 
@@ -451,7 +451,7 @@ class _VariantRows:
     def __init__(self, table: IterationTable, variant_id: int) -> None:
         self.table = table
         rows = len(table)
-        not_warmup = table.warmup.translate(_NOT)
+        not_warmup = bytes(table.warmup.translate(_NOT))
         if len(table.variants) == 1:
             measured, warmup_flags = not_warmup, bytes(table.warmup)
         else:

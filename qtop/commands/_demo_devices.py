@@ -25,9 +25,9 @@ def run_side_by_side(args: argparse.Namespace) -> int:
     from qtop.commands._live_options import wants_headless
     from qtop.commands._run_devices import open_devices_ui
     from qtop.commands.demo import BOARDS, demo_config
-    from qtop.live.hooks import profiler_hook_for
     from qtop.live.multi import MultiRun, per_device_options, plan_recordings
     from qtop.live.overrides import apply_overrides
+    from qtop.live.profiler_hooks import profiler_hook_for
     from qtop.live.runner import LiveOptions
     from qtop.live.source import LiveSource
     from qtop.profiles import builtin_profile, load_profile

@@ -15,6 +15,7 @@ from qtop.errors import UsageError
 
 if TYPE_CHECKING:
     from qtop.session_set import DeviceSession
+    from qtop.transport.base import Transport
 
 
 def _refuse_single_device_options(args: argparse.Namespace) -> None:
@@ -52,8 +53,8 @@ def run_devices(args: argparse.Namespace) -> int:
     from copy import copy
 
     from qtop.commands._live_options import load_run_profile, wants_headless
-    from qtop.live.hooks import profiler_hook_for
     from qtop.live.multi import MultiRun, per_device_options, plan_recordings
+    from qtop.live.profiler_hooks import profiler_hook_for
     from qtop.live.runner import LiveOptions
     from qtop.live.source import LiveSource
     from qtop.sim.reach import check_simulator_up
@@ -67,7 +68,7 @@ def run_devices(args: argparse.Namespace) -> int:
         profiles.append(load_run_profile(one))
     # A --record that cannot take several recordings is refused before anything connects.
     recordings = plan_recordings([p.name for p in profiles], args.record, args.no_record)
-    transports = []
+    transports: list[Transport] = []
     for ref, profile in zip(args.profile, profiles, strict=True):
         if profile.device.transport == "ssh":
             check_simulator_up(profile)

@@ -107,8 +107,8 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from qtop.commands.run import open_ui
-    from qtop.live.hooks import profiler_hook_for
     from qtop.live.overrides import apply_overrides
+    from qtop.live.profiler_hooks import profiler_hook_for
     from qtop.live.runner import LiveOptions, LiveRun
     from qtop.live.source import LiveSource
     from qtop.profiles import builtin_profile, load_profile

@@ -103,7 +103,7 @@ def _check(names: list[str], as_json: bool) -> int:
 def run(args: argparse.Namespace) -> int:
     from qtop.errors import UsageError
     from qtop.profiles import iter_profile_files, load_profile
-    from qtop.report.table import text_table
+    from qtop.table import text_table
 
     if args.action == "check":
         return _check(args.files, args.json)

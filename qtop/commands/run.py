@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from qtop.errors import UsageError
-    from qtop.live.hooks import profiler_hook_for
+    from qtop.live.profiler_hooks import profiler_hook_for
     from qtop.live.runner import LiveOptions, LiveRun
     from qtop.live.source import LiveSource
     from qtop.transport.factory import make_transport

@@ -387,8 +387,10 @@ def _odpm(builder: _Builder, probe: ProbeResult, device: DeviceProfile) -> None:
                 label=_odpm_label(monitor, rail),
                 path=f"{monitor.path}/energy_value",
             )
+            # The defaults bind this rail's index (mypy cannot type a lambda's defaults).
             builder.channel(
-                info, lambda raw, i=first + offset, r=rail: units.odpm_joules(raw[i], r)
+                info,
+                lambda raw, i=first + offset, r=rail: units.odpm_joules(raw[i], r),  # type: ignore[misc]
             )
 
 
@@ -476,7 +478,7 @@ def _meters(builder: _Builder, probe: ProbeResult, device: DeviceProfile) -> Non
             path=path,
         )
         unit = meter.unit
-        builder.channel(info, lambda raw, i=index, u=unit: units.meter(raw[i], u))
+        builder.channel(info, lambda raw, i=index, u=unit: units.meter(raw[i], u))  # type: ignore[misc]
 
 
 def _memory(builder: _Builder, page_size: int) -> None:

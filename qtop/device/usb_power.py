@@ -66,8 +66,8 @@ async def power_source(transport: Transport, probe: ProbeResult) -> PowerSource 
     state = {}
     for line in result.text.splitlines():
         path, _, rest = line.partition("\t")
-        online, _, status = rest.partition("\t")
-        state[path] = (online.strip(), status.strip())
+        online_flag, _, status = rest.partition("\t")
+        state[path] = (online_flag.strip(), status.strip())
     online = tuple(_printable(s.name) for s in external if state.get(s.path, ("", ""))[0] == "1")
     battery = batteries[0]
     return PowerSource(online, _printable(battery.name), state.get(battery.path, ("", ""))[1])

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any, TextIO
 
 from qtop.events import (
@@ -61,8 +61,9 @@ def _slice(name: str, tid: int, start: float, end: float, args: dict[str, Any]) 
     }
 
 
-def trace_events(events: Sequence[Event]) -> list[dict[str, Any]]:
-    """The traceEvents array for a recording's events."""
+def trace_events(events: Iterable[Event]) -> list[dict[str, Any]]:
+    """The traceEvents array for a recording's events (iterated twice: a sequence, or
+    something that iterates afresh each time)."""
     out: list[dict[str, Any]] = []
     channels: dict[str, ChannelInfo] = {}
     variant_threads: dict[str, int] = {}
@@ -154,8 +155,8 @@ def _phase(event: PhaseChange, end: float) -> dict[str, Any]:
     return _slice(name, PHASE_THREAD, event.t, max(end, event.t), {"note": event.note})
 
 
-def write_perfetto(events: Sequence[Event], out: TextIO) -> int:
-    """Write the JSON trace; returns the number of trace events."""
+def write_perfetto(events: Iterable[Event], out: TextIO) -> int:
+    """Write the JSON trace (two passes over ``events``); returns the number of trace events."""
     trace = trace_events(events)
     document = {"traceEvents": trace, "displayTimeUnit": "ms", "otherData": {"producer": "qtop"}}
     # json.dumps uses the C encoder; json.dump streams through the pure-Python one, 10x slower.

@@ -12,19 +12,19 @@ or per Genie query, and ``ProfileReport`` events. Returning
 ``advance=True`` tells the runner to move on to the next variant (or to
 finish) once enough measured iterations have been seen; the runner checks
 between processes, so one more process may already have started. The hooks
-themselves are in ``qtop/live/profiler_hooks.py``.
+themselves, and which latency source gets which, are in
+``qtop/live/profiler_hooks.py`` (``profiler_hook_for``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from qtop.device import control
 from qtop.events import Event
 from qtop.live.translate import ProcessExit
-from qtop.profiles import Profile
 from qtop.transport.base import CommandResult, Transport
 from qtop.transport.command import join
 
@@ -33,8 +33,6 @@ __all__ = [
     "HookResult",
     "ProcessExit",
     "ProcessHook",
-    "profiler_hook_for",
-    "register_hook_factory",
 ]
 
 
@@ -56,35 +54,6 @@ class DeviceAccess:
     ) -> CommandResult:
         return await self._transport.run(join(argv), timeout=timeout)
 
-    async def read_file(self, path: str, timeout: float = control.CONTROL_TIMEOUT_S) -> bytes:
-        result = await self._transport.run(join(["cat", "--", path]), timeout=timeout)
-        return result.stdout if result.exit_status == 0 else b""
-
 
 class ProcessHook(Protocol):
     async def __call__(self, exit: ProcessExit, device: DeviceAccess) -> HookResult: ...
-
-
-HookFactory = Callable[[Profile], ProcessHook]
-_FACTORIES: dict[str, HookFactory] = {}
-
-
-def register_hook_factory(latency_source: str, factory: HookFactory) -> None:
-    """Use ``factory(profile)`` as the hook for ``latency_source`` (the profiler side's call)."""
-    _FACTORIES[latency_source] = factory
-
-
-def profiler_hook_for(profile: Profile) -> ProcessHook | None:
-    """A new hook for the profile's latency source, or ``None`` when there is none to call.
-
-    ``wall`` without a ``profiler`` needs none; ``wall`` with one gets a hook that
-    only adds the profiler's reports (the iterations stay wall time).
-    """
-    # The built-in hooks register themselves when their module is imported.
-    import qtop.live.profiler_hooks  # noqa: F401
-
-    source = profile.run.latency_source
-    if source == "wall" and profile.run.profiler is None:
-        return None
-    factory = _FACTORIES.get(source)
-    return factory(profile) if factory else None

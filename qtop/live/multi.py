@@ -21,7 +21,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, cast
 
 from qtop.errors import QtopError, UsageError
 from qtop.live.runner import RECORDINGS_DIR, LiveOptions, LiveRun, _ask, default_recording_path
@@ -126,7 +126,7 @@ class MultiRun:
             LiveRun(
                 source,
                 option,
-                out=PrefixedOut(f"{name}: ", self.out),
+                out=cast(TextIO, PrefixedOut(f"{name}: ", self.out)),
                 stdin=self.stdin,
                 interactive=False,
                 handle_interrupts=False,

@@ -20,8 +20,10 @@ becomes a warning, and the process a failed iteration that says why.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from qtop.live import profiler_fetch as fetch
-from qtop.live.hooks import DeviceAccess, register_hook_factory
+from qtop.live.hooks import DeviceAccess, ProcessHook
 from qtop.live.profiler_hook_base import GENIE_KIND, ProfilerHook, Rendered
 from qtop.live.profiler_state import ProcessEvents, VariantProgress
 from qtop.live.profiler_timing import (
@@ -35,6 +37,7 @@ from qtop.live.profiler_timing import (
     stderr_text,
 )
 from qtop.live.translate import ProcessExit, ProfilerFile
+from qtop.profiles import Profile
 from qtop.profiling.latency import genie_figures
 from qtop.profiling.model import ParsedProfile
 
@@ -270,6 +273,23 @@ class ReportHook(ProfilerHook):
         return False
 
 
-register_hook_factory("execute_stats", ExecuteStatsHook)
-register_hook_factory("genie", GenieHook)
-register_hook_factory("wall", ReportHook)
+# The hook each latency source gets; a source not here (``wall`` without a profiler)
+# needs none.
+HOOK_FACTORIES: dict[str, Callable[[Profile], ProcessHook]] = {
+    "execute_stats": ExecuteStatsHook,
+    "genie": GenieHook,
+    "wall": ReportHook,
+}
+
+
+def profiler_hook_for(profile: Profile) -> ProcessHook | None:
+    """A new hook for the profile's latency source, or ``None`` when there is none to call.
+
+    ``wall`` without a ``profiler`` needs none; ``wall`` with one gets a hook that
+    only adds the profiler's reports (the iterations stay wall time).
+    """
+    source = profile.run.latency_source
+    if source == "wall" and profile.run.profiler is None:
+        return None
+    factory = HOOK_FACTORIES.get(source)
+    return factory(profile) if factory else None

@@ -71,7 +71,12 @@ def _ask(question: str, stdin: TextIO, out: TextIO) -> asyncio.Future[bool]:
         except (OSError, ValueError):
             text = ""
         reply = text.strip().lower() in ("y", "yes")
-        loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(reply))
+
+        def give() -> None:
+            if not answer.done():
+                answer.set_result(reply)
+
+        loop.call_soon_threadsafe(give)
 
     threading.Thread(target=read, daemon=True).start()
     return answer

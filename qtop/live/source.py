@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -29,7 +28,7 @@ from qtop.device.probe import ProbeResult
 from qtop.device.protocol import LineBuffer, ProcessLine
 from qtop.device.sensors import SensorPlan, plan_sensors
 from qtop.errors import RunFailed, UsageError
-from qtop.events import End, Event, Header, Link, Log, Sample
+from qtop.events import End, Event, Header, Link
 from qtop.live.backoff import Backoff
 from qtop.live.early_stop import EarlyStopper
 from qtop.live.hooks import DeviceAccess, ProcessHook
@@ -42,7 +41,6 @@ from qtop.transport.base import LinkDown, Stream, Transport
 HEADER_TIMEOUT_S = 120.0
 SAMPLER_CLOCK_GRACE_S = 5.0
 STOP_RECONNECT_WAIT_S = 30.0
-RATE_WINDOW = 20
 T = TypeVar("T")
 
 
@@ -60,27 +58,6 @@ class LiveState:
     pgid: int | None = None
     recording_path: str | None = None
     reconnects: int = 0
-    last_device_t: float | None = None
-    last_event_monotonic: float | None = None
-    sample_rate_hz: float | None = None
-    _sample_times: deque[float] = field(default_factory=lambda: deque(maxlen=RATE_WINDOW))
-
-    def stale_s(self, now: float | None = None) -> float | None:
-        """Seconds of host time since the last event arrived."""
-        if self.last_event_monotonic is None:
-            return None
-        return (time.monotonic() if now is None else now) - self.last_event_monotonic
-
-    def saw(self, event: Event) -> None:
-        self.last_event_monotonic = time.monotonic()
-        if event.t is not None and (self.last_device_t is None or event.t > self.last_device_t):
-            self.last_device_t = event.t
-        if isinstance(event, Sample) and event.t is not None:
-            self._sample_times.append(event.t)
-            if len(self._sample_times) >= 2:
-                span = self._sample_times[-1] - self._sample_times[0]
-                if span > 0:
-                    self.sample_rate_hz = (len(self._sample_times) - 1) / span
 
 
 @dataclass(slots=True)
@@ -339,7 +316,6 @@ class LiveSource:
             event = await self._queue.get()
             if event is None:
                 return
-            self.state.saw(event)
             yield event
             if isinstance(event, End):
                 self.state.link = "ended"
@@ -679,7 +655,3 @@ async def _close_fully(stream: Stream) -> None:
 
 def _text(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace").rstrip("\r")
-
-
-def log_text(event: Log) -> str:
-    return f"[{event.stream}] {event.text}"

@@ -116,7 +116,6 @@ class Translator:
         self.calibration_us: tuple[int, ...] = ()
         self._calibration_window: deque[int] = deque(maxlen=CALIBRATION_WINDOW)
         self.run_end: RunEndLine | None = None
-        self.sampler_ended = False
         self.last_device_t: float | None = None
         self.last_sample_t: float | None = None
         self._last_slot: int | None = None
@@ -226,7 +225,6 @@ class Translator:
         t = clock.seconds(line.time_us)
         events = self._fresh("samples", line, t)
         if isinstance(line, SamplerEndLine):
-            self.sampler_ended = True
             return events
         if not isinstance(line, SampleLine):
             return events

@@ -103,9 +103,9 @@ def latency(scope: Scope) -> Iterator[Metric]:
         variant = scope.variant(name)
         if variant is None:
             continue
-        labels = [*base, variant, clean_value(phase)]
-        iterations.add_metric([*labels, "ok"], model.iterations_done.get(key, 0))
-        iterations.add_metric([*labels, "failed"], model.iterations_failed.get(key, 0))
+        label_values = [*base, variant, clean_value(phase)]
+        iterations.add_metric([*label_values, "ok"], model.iterations_done.get(key, 0))
+        iterations.add_metric([*label_values, "failed"], model.iterations_failed.get(key, 0))
     yield iterations
     summary = Metric(PREFIX + "latency", "Latency of successful iterations", "summary", "seconds")
     fastest = scope.gauge("latency_min", "Fastest iteration", ("variant", "phase"), "seconds")

@@ -267,9 +267,6 @@ class ExecuteDraft:
     metrics: list[Metric] = field(default_factory=list)
     ops: list[OpDraft] = field(default_factory=list)
 
-    def has_metric(self, key: str, unit: str) -> bool:
-        return any(m.unit == unit and m.key == key for m in self.metrics)
-
 
 class ProfileBuilder:
     """Collects what a parser finds, then freezes it into a ``ParsedProfile``."""
@@ -322,8 +319,8 @@ class ProfileBuilder:
             )
             graphs.setdefault(draft.graph, []).append(execute)
         sections = []
-        for (name, graph), metrics in self.sections.items():
-            flagged_metrics, count = _flag_ticks(metrics)
+        for (name, graph), section_metrics in self.sections.items():
+            flagged_metrics, count = _flag_ticks(section_metrics)
             flagged += count
             sections.append(Section(name=name, graph=graph, metrics=flagged_metrics))
         if flagged:

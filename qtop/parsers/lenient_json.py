@@ -168,14 +168,14 @@ class _Rebuild:
         end, key = self._trim(start, end, is_object, last=inner is None)
         members, _ = self.decoder.raw_decode(text[start:end] + ("}" if is_object else "]"))
         if is_object:
-            container: PartialDict | PartialList = PartialDict(members)
+            partial_dict = PartialDict(members)
             if inner is not None and key is not None:
-                container[key] = inner
-        else:
-            container = PartialList(members)
-            if inner is not None:
-                container.append(inner)
-        return container
+                partial_dict[key] = inner
+            return partial_dict
+        partial_list = PartialList(members)
+        if inner is not None:
+            partial_list.append(inner)
+        return partial_list
 
     def _trim(self, start: int, end: int, is_object: bool, last: bool) -> tuple[int, str | None]:
         """Where the complete members end, and the key of the member the chain goes on in."""

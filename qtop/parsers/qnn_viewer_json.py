@@ -67,7 +67,9 @@ def _message(builder: ProfileBuilder, message: Any) -> None:
     if not isinstance(message, dict):
         builder.unknown(None, f"message {describe(message)}")
         return
-    method = message.get("method") if isinstance(message.get("method"), str) else ""
+    method = message.get("method")
+    if not isinstance(method, str):
+        method = ""
     events = message.get("profilingEvents")
     if not isinstance(events, list):
         builder.unknown(None, f"message {method or '?'} without profilingEvents")

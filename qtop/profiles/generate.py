@@ -104,10 +104,6 @@ def docs_with_tables(text: str) -> str:
     return text
 
 
-def begin_marker(name: str) -> str:
-    return f"<!-- BEGIN keys: {name} ({_GENERATED}) -->"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m qtop.profiles.generate")
     parser.add_argument("--check", action="store_true", help="only report what is stale")

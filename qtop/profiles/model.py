@@ -640,9 +640,6 @@ class RunProfile:
         example=[{"from": "artifacts/", "to": "/data/local/tmp/prismml/"}],
     )
 
-    def variant_names(self) -> tuple[str, ...]:
-        return tuple(v.name for v in self.variants) or ("",)
-
     def effective_deadline_s(self) -> float | None:
         """The deadline of a paced run: ``deadline``, else the (mean) period."""
         if self.rate_hz is None:

@@ -210,7 +210,7 @@ def compare_ops(device: Breakdown, hub_profile: ParsedProfile, hub: Breakdown) -
     hub_total = sum(v[3] for v in valued.values())  # type: ignore[misc]
     overall = device_total / hub_total if hub_total > 0 and device_total > 0 else None
     matched = [
-        _match(key, op, layer, dev, ref, unit, device_total, hub_total, overall)
+        _match(key, op, layer, dev, ref, unit, device_total, hub_total, overall)  # type: ignore[arg-type]
         for key, (op, layer, dev, ref) in valued.items()
     ]
     matched.sort(key=lambda m: -(m.excess if m.excess is not None else float("-inf")))

@@ -28,7 +28,6 @@ SCHEMA_VERSION = 1
 ACCELERATOR_KEY = "accelerator execute"
 EXCLUDING_WAIT_KEY = "accelerator execute excluding wait"
 CRITICAL_PATH_KEY = "accelerator critical path execute"
-HVX_THREADS_KEY = "number of hvx threads used"
 
 TIME_UNITS_IN_US: dict[str, float] = {"ns": 0.001, "us": 1.0, "ms": 1000.0, "s": 1_000_000.0}
 

@@ -20,7 +20,7 @@ from qtop.profiling.aggregate import (
     sort_ops,
 )
 from qtop.profiling.model import GenieQuery, Metric, Number, ParsedProfile
-from qtop.report.table import MISSING, text_table
+from qtop.table import MISSING, text_table
 from qtop.textsafe import plain
 
 EXECUTE_ROWS_SHOWN = 12
@@ -177,8 +177,8 @@ def _metric_table(rows: Sequence[ExecuteBreakdown], metrics: list[tuple[Metric, 
         by_name = {(m.name, m.unit): m for m in execute_metrics}
         cells = [str(row.index), "yes" if row.warmup else ""]
         for column in chosen:
-            metric = by_name.get(column)
-            cells.append(MISSING if metric is None else number(metric.value, 3))
+            found = by_name.get(column)
+            cells.append(MISSING if found is None else number(found.value, 3))
         table.append(cells)
     return text_table(*_drop_empty(headers, table), indent="  ")
 

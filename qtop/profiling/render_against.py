@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from qtop.profiling.against import DEPARTURE, HubLayer, OpsAgainstHub
 from qtop.profiling.render import number, percent
-from qtop.report.table import MISSING, text_table
+from qtop.table import MISSING, text_table
 from qtop.textsafe import plain
 
 LISTED = 8

@@ -224,7 +224,7 @@ def encode_host_times(values: Sequence[float | None]) -> dict[str, Any]:
 
 def host_times(
     host_t: Any, host_dt: Any, n: int, where: str
-) -> list[float | None] | Callable[[], list[float]]:
+) -> list[float | None] | Callable[[], list[float | None]]:
     """The ``n`` host times of a run (see ``encode_host_times``), checked now.
 
     With ``host_dt`` the times are returned as a function that adds the steps
@@ -240,7 +240,7 @@ def host_times(
         raise ColumnError(f"{where}.host_t: {host_t!r} is not a time host_dt can count from")
     steps = decode(host_dt, n - 1, 0, f"{where}.host_dt", _check_step)
 
-    def added_up() -> list[float]:
+    def added_up() -> list[float | None]:
         # Steps are 64-bit and runs at most 2^16 long: the sums stay far inside a float.
         return [total / HOST_UNITS_PER_S for total in itertools.accumulate(steps, initial=unit)]
 
@@ -250,4 +250,4 @@ def host_times(
 def decode_host_times(host_t: Any, host_dt: Any, n: int, where: str) -> list[float | None]:
     """The ``n`` host times of a run, as numbers."""
     found = host_times(host_t, host_dt, n, where)
-    return found() if callable(found) else found  # type: ignore[return-value]
+    return found() if callable(found) else found

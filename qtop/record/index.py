@@ -64,10 +64,6 @@ class RecordingIndex:
     end_offset: int = 0
     from_index_line: bool = False
 
-    def keyframe_before(self, t: float) -> tuple[float, int] | None:
-        position = bisect.bisect_right(self.keyframes, (t, float("inf"))) - 1
-        return self.keyframes[position] if position >= 0 else None
-
     def channels_before(self, offset: int) -> int | None:
         """The offset of the last channels line before ``offset``."""
         position = bisect.bisect_left(self.channels, offset) - 1

@@ -29,7 +29,7 @@ Patches are JSON values tagged by their only key:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 import msgspec
 
@@ -232,7 +232,7 @@ def _logs_from_lines(reference: Mapping[str, Any], lines: Lines) -> list[dict[st
     return [log.to_dict() for log in logs[skip:]]
 
 
-def _is_reference(value: Any) -> bool:
+def _is_reference(value: Any) -> TypeGuard[dict[str, int]]:
     return isinstance(value, dict) and len(value) == 1 and isinstance(value.get("@"), int)
 
 

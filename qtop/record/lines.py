@@ -183,10 +183,6 @@ def kind_of(data: bytes) -> str | None:
     return data[9:end].decode("ascii", "replace") if end > 9 else None
 
 
-def is_known_kind(kind: str) -> bool:
-    return kind in _KNOWN_KINDS
-
-
 # JSON escapes the C0 controls itself; these it writes raw, and a terminal acts on
 # some of them (a C1 CSI is ESC [ in one character) or reorders what follows.
 _RAW_CONTROLS = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -469,7 +465,7 @@ class LineUnpacker:
                 continue
             count = 1
             if kind is tuple:
-                item, count = item  # type: ignore[misc]
+                item, count = item  # type: ignore[misc, str-unpack, assignment]
                 if count < 1 or len(texts) + count > n:
                     raise ColumnError(f"logs.text: a repeat of {count} after {len(texts)} of {n}")
             if type(item) is int:

@@ -15,7 +15,7 @@ from typing import Any
 
 from qtop.analysis.render import summary_row
 from qtop.report.summary import RecordingSummary, VariantSummary
-from qtop.report.table import fmt, markdown_table, text_table
+from qtop.table import fmt, markdown_table, text_table
 
 HEADERS = (
     "variant", "device", "recording", "n", "P50 ms", "×P50", "P95 ms", "P99 ms",

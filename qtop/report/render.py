@@ -24,10 +24,8 @@ from typing import Any
 from qtop.analysis.render import marked, render_markdown, render_text, summary_row
 from qtop.report.devices import across_devices, render_devices_markdown, render_devices_text
 from qtop.report.summary import RecordingSummary, VariantSummary
-from qtop.report.table import fmt, markdown_table, text_table
+from qtop.table import fmt, markdown_table, text_table
 from qtop.textsafe import plain, plain_lines
-
-FORMATS = ("text", "markdown", "json", "csv")
 
 RESULT_HEADERS = (
     "config", "n", "valid", "P50 ms", "P95 ms", "P99 ms", "energy/inf mJ", "net mJ",

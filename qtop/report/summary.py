@@ -168,9 +168,9 @@ def summarize_model(
     for variant in _variant_names(model):
         metric_means: dict[str, float] = {}
         prefix = f"measure|{variant}|"
-        for key, stats in model.metrics.items():
-            if key.startswith(prefix) and stats.count:
-                metric_means[key[len(prefix) :]] = stats.quantile(0.5)
+        for key, metric in model.metrics.items():
+            if key.startswith(prefix) and metric.count:
+                metric_means[key[len(prefix) :]] = metric.quantile(0.5)
         variants.append(
             VariantSummary(
                 recording=name,

@@ -20,6 +20,7 @@ import socket
 import subprocess
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from qtop.sim.adb_wire import (
     CLOSE_STDIN,
@@ -32,7 +33,7 @@ from qtop.sim.adb_wire import (
     packet,
     read_packet,
 )
-from qtop.sim.sessions import read_fd, wait_exit, write_fd
+from qtop.sim.sessions import device_signals, read_fd, wait_exit, write_fd
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +125,7 @@ class ShellSession:
                 start_new_session=True,
                 # adbd ignores SIGPIPE and resets it for the child; Python does the same.
                 restore_signals=True,
+                preexec_fn=device_signals,
             )
         finally:
             theirs.close()
@@ -152,11 +154,13 @@ class ShellSession:
         exited = asyncio.ensure_future(wait_exit(self.popen))
         drained = asyncio.ensure_future(asyncio.gather(*outputs, exited))
         try:
-            await asyncio.wait({drained, feeder}, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {drained, feeder}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         finally:
             # The feeder ends only when the client is gone (or broke the protocol).
             completed = drained.done() and not drained.cancelled() and not drained.exception()
-            for task in (feeder, drained, *outputs):
+            tasks: list[asyncio.Future[Any]] = [feeder, drained, *outputs]
+            for task in tasks:
                 task.cancel()
             await asyncio.gather(feeder, drained, *outputs, return_exceptions=True)
         if not completed:

@@ -43,7 +43,6 @@ class ThermalModel:
         if not self._nsp_indices:
             self._nsp_indices = [i for i, z in enumerate(self.zones) if z.name.startswith("nsp")]
         self.cdsp_state = 0
-        self.thermal_time_s = 0.0
         self._since_poll_s = 0.0
         self._last_poll_temp_c = self.nsp_temp_c()
         self.battery_used_mah = 0.0
@@ -135,7 +134,6 @@ class ThermalModel:
             alpha = 1.0 - math.exp(-dt_s / zone.tau_s)
             self.temps_c[index] += (self.target_c(index) - self.temps_c[index]) * alpha
         self.battery_used_mah += self.current_ma() * dt_s / 3600.0
-        self.thermal_time_s += dt_s
 
     def _poll_governor(self) -> None:
         thermal = self.config.thermal

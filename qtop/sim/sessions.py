@@ -23,6 +23,7 @@ import struct
 import subprocess
 import termios
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import asyncssh
 
@@ -32,7 +33,12 @@ _CHUNK = 65536
 async def _readable(fd: int) -> None:
     loop = asyncio.get_running_loop()
     ready = loop.create_future()
-    loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(fd, wake)
     try:
         await ready
     finally:
@@ -42,7 +48,12 @@ async def _readable(fd: int) -> None:
 async def _writable(fd: int) -> None:
     loop = asyncio.get_running_loop()
     ready = loop.create_future()
-    loop.add_writer(fd, lambda: ready.done() or ready.set_result(None))
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_writer(fd, wake)
     try:
         await ready
     finally:
@@ -108,7 +119,19 @@ def _set_window(fd: int, size: tuple[int, int, int, int]) -> None:
         fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, width, height))
 
 
+def device_signals() -> None:
+    """In a board process before its exec: signals as a device's sshd or adbd leaves them.
+
+    Whatever runs the simulator (nohup, a background job of a script) may ignore SIGHUP
+    or SIGINT, and an ignored signal stays ignored across exec: the board's shells
+    would then survive a hang-up and a command its SIGINT, as on no real device.
+    """
+    for number in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT):
+        signal.signal(number, signal.SIG_DFL)
+
+
 def _take_controlling_tty() -> None:
+    device_signals()
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
@@ -164,6 +187,7 @@ class Session:
             cwd=self.cwd,
             env=self.env,
             start_new_session=True,
+            preexec_fn=device_signals,
         )
         assert popen.stdin and popen.stdout and popen.stderr
         # Detach the descriptors from the Popen file objects: we own and close them.
@@ -195,11 +219,13 @@ class Session:
         finished = asyncio.ensure_future(asyncio.gather(*pumps, exited))
         completed = False
         try:
-            await asyncio.wait({finished, closed}, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {finished, closed}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             completed = finished.done()
         finally:
             # Stop every reader and writer before closing descriptors they watch.
-            for task in (feeder, closed, finished, *pumps):
+            tasks: list[asyncio.Future[Any]] = [feeder, closed, finished, *pumps]
+            for task in tasks:
                 task.cancel()
             await asyncio.gather(feeder, closed, finished, *pumps, return_exceptions=True)
         if not completed or process.is_closing():

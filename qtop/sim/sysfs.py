@@ -48,7 +48,6 @@ class SysfsPaths:
 
     zone_temps: tuple[Path, ...]
     cdsp_cur_state: Path
-    cooling_cur_states: tuple[Path, ...]
     battery_dir: Path | None
     cpufreq_cur: tuple[Path, ...]
     odpm_dir: Path | None = None
@@ -84,7 +83,6 @@ def build_tree(root: Path, config: SimConfig, temps_mc: list[int]) -> SysfsPaths
         write_atomic(temp_path, f"{temps_mc[offset]}\n")
         zone_temps.append(temp_path)
 
-    cooling_states: list[Path] = []
     cdsp_state: Path | None = None
     for index, device in enumerate(config.cooling):
         device_dir = _device_dir(root, THERMAL, "thermal", f"cooling_device{index}")
@@ -93,7 +91,6 @@ def build_tree(root: Path, config: SimConfig, temps_mc: list[int]) -> SysfsPaths
         max_state = thermal.cdsp_max_state if throttling else device.max_state or 0
         write_atomic(device_dir / "max_state", f"{max_state}\n")
         write_atomic(device_dir / "cur_state", "0\n")
-        cooling_states.append(device_dir / "cur_state")
         if throttling:
             cdsp_state = device_dir / "cur_state"
     assert cdsp_state is not None, "SimConfig.validate() requires the throttling device"
@@ -148,7 +145,6 @@ def build_tree(root: Path, config: SimConfig, temps_mc: list[int]) -> SysfsPaths
     return SysfsPaths(
         zone_temps=tuple(zone_temps),
         cdsp_cur_state=cdsp_state,
-        cooling_cur_states=tuple(cooling_states),
         battery_dir=battery_dir,
         cpufreq_cur=tuple(cpufreq_cur),
         odpm_dir=odpm_dir,

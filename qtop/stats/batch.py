@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Sequence
+from typing import cast
 
 from qtop.events import IterationRun, Sample
 from qtop.stats.model import ChannelStats, SessionModel
@@ -152,7 +153,8 @@ def _apply_column(
     if stats is None:
         stats = model.channel_stats[channel_id] = ChannelStats()
     present = list(map(operator.is_not, column, itertools.repeat(None)))
-    values = list(itertools.compress(column, present))
+    # The Nones are left out: what remains are numbers.
+    values = cast(list[float], list(itertools.compress(column, present)))
     stats.unavailable += len(column) - len(values)
     if not values:
         return

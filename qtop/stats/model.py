@@ -37,6 +37,7 @@ from qtop.stats import snapshot
 from qtop.stats.pacing import PacingFold
 from qtop.stats.quantiles import RunningStats
 from qtop.stats.series import Series
+from qtop.stats.snapshot import ModelState
 
 LOG_LINES_KEPT = 1000
 MARKERS_KEPT = 1000
@@ -590,7 +591,7 @@ class SessionModel:
             if name != "_handlers":
                 setattr(self, name, value)
 
-    def _restore_checked(self, state: snapshot.ModelState) -> None:
+    def _restore_checked(self, state: ModelState) -> None:
         self.header = snapshot.optional_event(state.header, Header, "header")
         channels = [snapshot.channel_of(c) for c in state.channels]
         self.channels = {channel.id: channel for channel in channels}

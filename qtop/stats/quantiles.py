@@ -15,7 +15,7 @@ import itertools
 import math
 import operator
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 EXACT_LIMIT = 4096
@@ -28,7 +28,7 @@ _SMALLEST = 1e-9
 STANDARD_QUANTILES: tuple[float, ...] = (0.5, 0.9, 0.95, 0.99, 0.999)
 
 
-def percentile(sorted_values: list[float], q: float) -> float:
+def percentile(sorted_values: Sequence[float], q: float) -> float:
     """Linear interpolation between closest ranks (NumPy's default, Hyndman-Fan type 7)."""
     if not sorted_values:
         return math.nan

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 DEFAULT_CAPACITY = 1024
@@ -45,7 +45,7 @@ class SeriesPoint(NamedTuple):
     mean: float
     low: float
     high: float
-    count: int
+    count: int  # type: ignore[assignment]  # shadows tuple.count, which nothing calls here
 
     def merged(self, other: SeriesPoint) -> SeriesPoint:
         total = self.count + other.count
@@ -212,7 +212,9 @@ class Series:
         series.stride = int(data["stride"])
         series.total = int(data["total"])
         if "points" in data:
-            rows = [(t, m, lo, hi, int(n)) for t, m, lo, hi, n in data["points"]]
+            rows: Iterable[tuple[Any, Any, Any, Any, int]] = [
+                (t, m, lo, hi, int(n)) for t, m, lo, hi, n in data["points"]
+            ]
             pending = (data.get("pending") or [None])[0]
             if pending:
                 t, mean, low, high, n = pending

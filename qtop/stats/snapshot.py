@@ -257,7 +257,7 @@ def series_of(state: SeriesState, where: str) -> Series:
         ):
             raise StateError(f"series {where!r}: point counts that do not match its points")
         counts = itertools.chain.from_iterable(itertools.repeat(r.count, r.repeat) for r in runs)
-        rows = list(zip(*columns, counts, strict=True))  # type: ignore[call-overload]
+        rows = list(zip(*columns, counts, strict=True))  # type: ignore[arg-type]
         filling = state.filling
         pending = None
         if filling is not None:

@@ -164,13 +164,13 @@ def _resolve(
     tokens = _file_tokens(request.alias, hostname, port, user, host_key_alias)
 
     if request.identity_file is not None:
-        identity_files = (os.path.expanduser(request.identity_file),)
+        identity_files: tuple[str, ...] = (os.path.expanduser(request.identity_file),)
     else:
         identity_files = tuple(os.path.expanduser(str(p)) for p in config.get("IdentityFile", ()))
 
     if request.known_hosts is not None:
         off = request.known_hosts.strip().lower() == "none"
-        known_hosts = () if off else (os.path.expanduser(request.known_hosts),)
+        known_hosts: tuple[str, ...] = () if off else (os.path.expanduser(request.known_hosts),)
         known_origin: str | None = PROFILE_KNOWN_HOSTS
     else:
         known_origin = config.where("UserKnownHostsFile")
@@ -330,7 +330,7 @@ def _local_user() -> str:
 
 def _parse(files: tuple[str, ...], request: HostRequest) -> _TracedConfig:
     try:
-        return _TracedConfig.load(
+        config = _TracedConfig.load(
             None,
             list(files),
             False,
@@ -341,6 +341,8 @@ def _parse(files: tuple[str, ...], request: HostRequest) -> _TracedConfig:
             request.alias,
             request.port if request.port is not None else (),
         )
+        assert isinstance(config, _TracedConfig)  # load() builds an instance of its class
+        return config
     except OSError as exc:
         where = display_path(exc.filename) if exc.filename else "a config file"
         raise UsageError(
@@ -370,6 +372,10 @@ class _TracedConfig(SSHClientConfig):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.origins: dict[str, tuple[str, int]] = {}
+
+    def get(self, option: str, default: Any = None) -> Any:
+        # asyncssh types every option's value as object; each caller here knows its kind.
+        return super().get(option, default)
 
     def where(self, option: str) -> str | None:
         origin = self.origins.get(option)

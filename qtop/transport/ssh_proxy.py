@@ -43,8 +43,8 @@ class ProxyCommand:
                 shell,
                 "-c",
                 f"exec {self.command}",
-                stdin=theirs,
-                stdout=theirs,
+                stdin=theirs.fileno(),
+                stdout=theirs.fileno(),
                 stderr=self._stderr,
                 start_new_session=True,
             )

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import ClassVar, cast
+from typing import cast
 
 from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -89,10 +89,11 @@ class Dashboard(App[int]):
 
     CSS_PATH = "qtop.tcss"
     TITLE = "qtop"
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [
+    # Textual declares the breakpoints per instance, so they are not ClassVars here.
+    HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [  # noqa: RUF012
         (0, "-too-narrow"), (MIN_WIDTH, "-narrow"), (GRID_WIDTH, "-wide"),
     ]  # fmt: skip
-    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [
+    VERTICAL_BREAKPOINTS: list[tuple[int, str]] | None = [  # noqa: RUF012
         (0, "-too-short"), (MIN_HEIGHT, "-short"), (GRID_HEIGHT, "-tall"),
     ]  # fmt: skip
 

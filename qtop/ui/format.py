@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from qtop.report.table import MISSING, fmt
+from qtop.table import MISSING, fmt
 
 __all__ = [
     "MISSING",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -77,7 +77,3 @@ def sample_times(t0: float, t1: float, dt: float, phase_s: float = 0.0) -> list[
         out.append(t0 + phase_s + k * dt)
         k += 1
     return out
-
-
-def held_samples(gauge: Gauge, times: Sequence[float]) -> list[float]:
-    return [gauge.reading(t) for t in times]

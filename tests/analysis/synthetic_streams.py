@@ -19,7 +19,6 @@ from qtop.events import (
 )
 
 NSP = "thermal/nsp-0-0-0-thermal"
-CPU = "thermal/cpu-0-0-0-thermal"
 CDSP = "cooling/cdsp"
 BATTERY_CURRENT = "power/battery/current"
 BATTERY_VOLTAGE = "power/battery/voltage"
@@ -34,7 +33,6 @@ NSP_INFO = ChannelInfo(
     label="nsp-0-0-0-thermal",
     trips=(Trip(type="passive", temp_c=95.0, hyst_c=5.0),),
 )
-CPU_INFO = ChannelInfo(id=CPU, kind="temperature", unit="C", label="cpu-0-0-0-thermal")
 CDSP_INFO = ChannelInfo(id=CDSP, kind="cooling", unit="state", label="cdsp", max_state=12)
 CURRENT_INFO = ChannelInfo(id=BATTERY_CURRENT, kind="current", unit="A")
 VOLTAGE_INFO = ChannelInfo(id=BATTERY_VOLTAGE, kind="voltage", unit="V")

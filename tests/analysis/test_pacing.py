@@ -30,7 +30,6 @@ from qtop.stats.model import SessionModel
 from qtop.stats.pacing import PacingFold
 
 T0 = 500.0
-PERIOD = 0.1
 SERVICES = [0.05] * 5 + [0.15] * 5
 LATENESS = [0.0] * 6 + [0.05, 0.10, 0.15, 0.20]
 MISSED = [False] * 5 + [True] * 5

@@ -7,6 +7,7 @@ import getpass
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -136,14 +137,29 @@ class LocalRun:
         ).stdout
 
 
-def launch_locally(shell: str, profile: Profile, options: RunOptions | None = None) -> LocalRun:
+def launch_locally(
+    shell: str,
+    profile: Profile,
+    options: RunOptions | None = None,
+    sigint: signal.Handlers = signal.SIG_DFL,
+) -> LocalRun:
+    """Launch a run as qtop does, from a process with SIGINT set to ``sigint``.
+
+    The launch inherits this process's SIGINT, which depends on how the tests were
+    started (a background job of a script ignores it); the tests say which they mean.
+    """
     probe = probe_locally(shell, profile)
     sensors = plan_sensors(probe, profile.device)
     plan = build_run_plan(
         profile, probe, sensors, shell=shell, run_id=new_run_id("t"), options=options
     )
     out = subprocess.run(
-        [shell, "-s"], input=launch_script(plan), capture_output=True, text=True, check=True
+        [shell, "-s"],
+        input=launch_script(plan),
+        capture_output=True,
+        text=True,
+        check=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
     ).stdout
     kind, run_dir, pgid, _how = split_fields(out.strip())
     assert kind == "launched", out

@@ -7,6 +7,7 @@ timeouts as hang guards only.
 """
 
 import itertools
+import signal
 import time
 
 import pytest
@@ -185,6 +186,21 @@ def test_a_timeout_stops_the_command_and_marks_the_iteration(tree, runs, shell):
     assert run.wait(timeout=20) == "completed"
     (process,) = [e for e in run.lines("events") if isinstance(e, ProcessLine)]
     assert process.timed_out and process.exit_status == 130
+    assert not group_alive(run.pgid)
+
+
+@shells
+def test_a_run_launched_with_sigint_ignored_times_out_with_sigterm(tree, runs, shell):
+    # What a launch from a background job of a script gets: SIGINT ignored, for good.
+    profile = profile_for(*tree, "{command: 'sleep 30', warmup: 0, iterations: 1, timeout: 300ms}")
+    run = launch_locally(shell, profile, RunOptions(calibrations=1), sigint=signal.SIG_IGN)
+    runs.append(run)
+    assert run.wait(timeout=20) == "completed"
+    events = run.lines("events")
+    (process,) = [e for e in events if isinstance(e, ProcessLine)]
+    assert process.timed_out and process.exit_status == 143
+    warnings = [e.text for e in events if isinstance(e, AgentLogLine)]
+    assert any("SIGINT is ignored" in text for text in warnings), warnings
     assert not group_alive(run.pgid)
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from link.recording import record
 
 from qtop.device.plan import RunOptions
-from qtop.live.hooks import profiler_hook_for
+from qtop.live.profiler_hooks import profiler_hook_for
 from qtop.live.source import LiveSource
 from qtop.profiles import Profile
 from qtop.sim import start_sim

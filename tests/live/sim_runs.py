@@ -15,7 +15,8 @@ from link.recording import of_kind, record
 
 from qtop.device.plan import RunOptions
 from qtop.live.backoff import Backoff
-from qtop.live.hooks import ProcessHook, profiler_hook_for
+from qtop.live.hooks import ProcessHook
+from qtop.live.profiler_hooks import profiler_hook_for
 from qtop.live.source import LiveSource
 from qtop.profiles import Profile, load_profile, load_profile_text, resolve_profile
 from qtop.sim.config import GenieConfig, SimConfig, default_config

@@ -6,8 +6,7 @@ import json
 import pytest
 
 from qtop.events import Iteration, Log, ProfileReport
-from qtop.live.hooks import profiler_hook_for
-from qtop.live.profiler_hooks import ExecuteStatsHook, GenieHook, ReportHook
+from qtop.live.profiler_hooks import ExecuteStatsHook, GenieHook, ReportHook, profiler_hook_for
 from qtop.profiles import load_profile_text
 from qtop.transport.base import LinkDown
 

@@ -230,7 +230,7 @@ async def test_a_link_dropped_during_the_hook_loses_and_duplicates_nothing(
     tmp_path, transport_kind, monkeypatch
 ):
     from qtop.device import control
-    from qtop.live.hooks import profiler_hook_for
+    from qtop.live.profiler_hooks import profiler_hook_for
 
     async with sim_link(
         tmp_path / "sim", transport_kind, variant="evk", time_scale=20, seed=7

@@ -15,7 +15,7 @@ from live.sim_runs import shipped
 from metrics.helpers import OPENMETRICS, Scrape, scrape_url
 
 from qtop.events import Keyframe
-from qtop.live.hooks import profiler_hook_for
+from qtop.live.profiler_hooks import profiler_hook_for
 from qtop.live.runner import LiveOptions, LiveRun
 from qtop.live.source import LiveSource
 from qtop.metrics.address import parse_listen

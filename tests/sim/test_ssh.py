@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import asyncssh
@@ -26,6 +27,20 @@ def connect(sim: RunningSim, **options: object) -> asyncssh.connect:
     }
     settings.update(options)
     return asyncssh.connect(sim.host, **settings)
+
+
+async def board_processes(sim: RunningSim, done: Callable[[list[str]], bool]) -> list[str]:
+    """The names of the board's processes once ``done`` holds for them (30 s: a hang guard).
+
+    A command backgrounded by a shell that has already exited may not have run (or exec'd)
+    yet on a busy machine, so the test waits for it rather than sampling once.
+    """
+    deadline = asyncio.get_running_loop().time() + 30.0
+    while True:
+        names = sorted(p.name() for p in sim.board.processes())
+        if done(names) or asyncio.get_running_loop().time() > deadline:
+            return names
+        await asyncio.sleep(0.05)
 
 
 @pytest.fixture
@@ -75,12 +90,20 @@ async def test_only_the_local_user_with_the_client_key_gets_in(sim: RunningSim) 
 
 async def test_a_process_outlives_its_channel(sim: RunningSim) -> None:
     marker = sim.board.home / "still-running"
+    go = sim.board.home / "go"
     async with connect(sim) as conn:
-        process = await conn.create_process(f"sleep 0.4; echo alive > {marker}")
+        process = await conn.create_process(
+            f"while [ ! -e {go} ]; do sleep 0.05; done; echo alive > {marker}"
+        )
         process.close()
         await process.wait_closed()
     assert not marker.exists()
-    await asyncio.sleep(0.8)
+    go.touch()
+    # Told to go on after its channel closed, it does (30 s: a hang guard).
+    deadline = asyncio.get_running_loop().time() + 30
+    while not marker.exists() or not marker.read_text():
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.05)
     assert marker.read_text() == "alive\n"
 
 
@@ -88,14 +111,14 @@ async def test_dropped_connections_leave_the_board_running(sim: RunningSim) -> N
     async with connect(sim) as conn:
         await conn.run("setsid sleep 30 </dev/null >/dev/null 2>&1 &")
         waiting = asyncio.ensure_future(conn.run("sleep 30"))
-        await asyncio.sleep(0.2)
+        names = await board_processes(sim, lambda names: names.count("sleep") == 2)
+        assert names.count("sleep") == 2
         await sim.drop_connections()
         # asyncssh ends a channel cut by a dropped link without any exit status.
         cut_short = await asyncio.wait_for(waiting, 5)
         assert (cut_short.exit_status, cut_short.exit_signal) == (None, None)
         assert conn.is_closed()
-    names = sorted(p.name() for p in sim.board.processes())
-    assert names.count("sleep") == 2
+    assert [p.name() for p in sim.board.processes()].count("sleep") == 2
     async with connect(sim) as conn:
         assert (await conn.run("echo back")).stdout == "back\n"
 
@@ -112,7 +135,7 @@ async def test_the_ssh_server_restarts_on_the_same_port(sim: RunningSim) -> None
     assert sim.port == port
     async with connect(sim) as conn:
         assert (await conn.run("echo again")).stdout == "again\n"
-    assert [p.name() for p in sim.board.processes()] == ["sleep"]
+    assert await board_processes(sim, lambda names: names == ["sleep"]) == ["sleep"]
 
 
 async def test_closing_the_simulator_kills_everything_it_started(tmp_path: Path) -> None:

@@ -19,8 +19,8 @@ from qtop.record.reader import open_recording
 from qtop.record.replay import ReplaySource
 from qtop.record.sidecar import sidecar_path
 from qtop.report.summary import summarize_recording
-from qtop.report.table import fmt
 from qtop.session import Session
+from qtop.table import fmt
 from qtop.ui.actions import ACTIONS, key_text, keys_text
 from qtop.ui.app import PANE_KEYS, STACKED, QtopApp
 from qtop.ui.panes.decay import DecayPane

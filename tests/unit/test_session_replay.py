@@ -119,7 +119,11 @@ def test_seek_lands_on_the_right_event_with_the_right_model(tmp_path, target):
 
     async def runner():
         task = asyncio.create_task(go())
-        await asyncio.sleep(0.5)
+        # The fast-forward ends at the target, paused there (60 s: a hang guard).
+        deadline = asyncio.get_running_loop().time() + 60
+        while model.t_last is None or model.t_last < target - 0.1:
+            assert not task.done() and asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.01)
         await source.close()
         await task
 
@@ -145,7 +149,9 @@ def test_paced_replay_follows_device_time(tmp_path):
 
     elapsed = asyncio.run(go())
     span = seen[-1].t - next(e.t for e in seen if e.t is not None)
-    assert span / 16 * 0.8 < elapsed < span / 16 + 1.0
+    # Each event waits for its device time at 16x, never less; how much later it comes
+    # is this machine's load.
+    assert elapsed >= span / 16 - 1e-6
 
 
 def test_markers_are_indexed_for_seeking(tmp_path):
@@ -156,15 +162,22 @@ def test_markers_are_indexed_for_seeking(tmp_path):
     assert marks[0].kind == "phase"
 
 
+async def _until(done) -> None:
+    while not done():
+        await asyncio.sleep(0.01)
+
+
 def test_a_batch_left_when_the_source_goes_quiet_is_still_delivered():
     delivered = []
+    release = asyncio.Event()
 
     class QuietSource:
         description = "quiet"
 
         async def events(self):
             yield Sample(t=0.0, seq=0, values={})
-            await asyncio.sleep(0.3)
+            # Quiet until the first batch was delivered: the window closed without it.
+            await release.wait()
             yield Sample(t=1.0, seq=1, values={})
 
         async def close(self):
@@ -173,8 +186,9 @@ def test_a_batch_left_when_the_source_goes_quiet_is_still_delivered():
     async def scenario():
         session = Session(QuietSource())
         task = asyncio.create_task(session.run(delivered.append, batch_window_s=0.05))
-        await asyncio.sleep(0.15)
+        await asyncio.wait_for(_until(lambda: delivered), 60)
         seen_while_quiet = [e.seq for batch in delivered for e in batch]
+        release.set()
         await task
         return seen_while_quiet
 

@@ -610,7 +610,21 @@ qtop_finish() {
 qtop_v=0
 qtop_proc=0
 qtop_emit_clock >&3
-[ "${QTOP_SIGINT:-default}" = default ] || qtop_log warning "SIGINT is ignored by the run on this device (it was started without job control): a timeout starts with SIGTERM"
+# The launcher says how it left SIGINT, but a launcher that itself ran with SIGINT
+# ignored (a background job of a script, nohup) passes that on: an ignored signal
+# stays ignored across exec and `set -m`. This shell's own mask says for sure.
+if [ -r "/proc/$$/status" ]; then
+	while read -r qtop_key qtop_x; do
+		case $qtop_key in
+		SigIgn:)
+			# SIGINT is signal 2: bit 1 of the mask's last hex digit.
+			case $qtop_x in *[2367abefABEF]) QTOP_SIGINT=ignored ;; esac
+			break
+			;;
+		esac
+	done <"/proc/$$/status"
+fi
+[ "${QTOP_SIGINT:-default}" = default ] || qtop_log warning "SIGINT is ignored by the run on this device (it was started without job control, or by a process that ignores it): a timeout starts with SIGTERM"
 [ "$qtop_clock" != uptime ] || qtop_log warning "no fine clock on this device (no \$EPOCHREALTIME, no date +%N): iteration times have 10 ms resolution"
 if [ -n "$QTOP_WORKDIR" ] && ! cd "$QTOP_WORKDIR"; then
 	qtop_finish failed "cannot enter the working directory $QTOP_WORKDIR"

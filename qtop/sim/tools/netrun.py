@@ -278,9 +278,10 @@ def _context_list(ctx: ToolContext, name: str) -> tuple[list[LoadedContext], int
             if isinstance(i, dict)
         }
         for graph in graphs:
-            if not isinstance(inputs.get(graph.name), str):
+            input_list = inputs.get(graph.name)
+            if not isinstance(input_list, str):
                 raise NetRunError(f"[ERROR] No inputFilePath for graph {graph.name} in {name}")
-            lines = max(lines, _lines(ctx, inputs[graph.name]))
+            lines = max(lines, _lines(ctx, input_list))
         contexts.append(
             LoadedContext(
                 str(entry.get("name") or "ctx"), ctx.path(entry["binaryFilePath"]), spec, graphs

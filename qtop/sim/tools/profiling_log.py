@@ -123,11 +123,5 @@ def decode(data: bytes) -> ProfilingLog:
     )
 
 
-def write_log(path: Path, log: ProfilingLog) -> None:
-    temporary = path.with_name(f".{path.name}.partial")
-    temporary.write_bytes(encode(log))
-    temporary.replace(path)
-
-
 def read_log(path: Path) -> ProfilingLog:
     return decode(path.read_bytes())

@@ -57,8 +57,10 @@ class ToolBoard(Protocol):
 
     config: SimConfig
     npu: NpuArbiter
-    ground_truth: GroundTruthLog
     sim_root: Path
+
+    @property
+    def ground_truth(self) -> GroundTruthLog: ...
 
     def snapshot(self) -> Snapshot: ...
 
@@ -157,9 +159,6 @@ class ToolContext:
     def deliver_signal(self, name: str) -> None:
         self.signal = name
         self._interrupt.set()
-
-    def interrupted(self) -> bool:
-        return self._interrupt.is_set()
 
     def sleep_until(self, deadline: float) -> bool:
         """Sleep until ``deadline`` (monotonic); False when a signal or a drop cut it short."""
@@ -303,8 +302,10 @@ class ToolService:
             argv = [connection.field() for _ in range(int(fields[8]))]
         except (ValueError, OSError):
             return None
-        received = time.monotonic()
+        # The wall clock first: a delay between the two reads can then only move the
+        # tool's start later, never earlier than the script's first line really ran.
         received_epoch = time.time()
+        received = time.monotonic()
         sock.settimeout(None)
         protocol, token, tool, pid, epoch, cwd, adsp, ld_path, _ = fields
         if protocol.encode() != PROTOCOL or not hmac.compare_digest(token.encode(), self._token):
@@ -323,7 +324,7 @@ class ToolService:
             board=self.board,
             invocation=invocation,
             start=received - self.overhead_s,
-            tool_started=_monotonic_from_epoch(epoch, received),
+            tool_started=_monotonic_from_epoch(epoch, received, received_epoch),
             received_epoch=received_epoch,
             _sock=sock,
         )
@@ -425,10 +426,11 @@ def _int(text: str) -> int:
         return 0
 
 
-def _monotonic_from_epoch(epoch: str, now_monotonic: float) -> float | None:
-    """When the tool's script started running, moved from the wall clock to the monotonic one."""
+def _monotonic_from_epoch(epoch: str, now_monotonic: float, now_epoch: float) -> float | None:
+    """When the tool's script started running, moved from the wall clock to the monotonic one
+    by a pair of readings of both clocks taken together."""
     try:
         started_wall = float(epoch)
     except ValueError:
         return None
-    return now_monotonic - (time.time() - started_wall)
+    return now_monotonic - (now_epoch - started_wall)

@@ -178,7 +178,7 @@ class DevicesApp(App[int]):
         assert session is not None
         error: QtopError | None = None
 
-        def observe(_batch: Sequence[Event]) -> None:
+        def observe(batch: Sequence[Event]) -> None:
             self.post_message(DeviceChanged(index))
 
         try:

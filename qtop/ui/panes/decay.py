@@ -57,7 +57,7 @@ def decay_figure(model: SessionModel, analysis: LiveAnalysis | None, variant: st
         heat = [(p.t - origin, p.mean) for p in temperature.view() if p.t >= t_from]
         # Under the latency curves: latency is what the pane is about.
         lines.insert(0, Line(heat, HEAT_COLOUR, "right", max_gap=gap_limit([x for x, _ in heat])))
-    marks = ()
+    marks: tuple[Mark, ...] = ()
     if thermal is not None and thermal.onset_t is not None:
         marks = (Mark(thermal.onset_t - origin, "onset"),)
     x_range = None

@@ -67,7 +67,8 @@ def cooling_line(model: SessionModel) -> Content:
     devices = model.channels_of_kind("cooling")
     if not devices:
         return Content.styled("no cooling devices in this session", "$text-muted")
-    active, idle = [], []
+    active: list[str] = []
+    idle: list[str] = []
     for channel in devices:
         value = model.last_value(channel.id)
         limit = f"/{channel.max_state}" if channel.max_state is not None else ""

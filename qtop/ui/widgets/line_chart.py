@@ -102,14 +102,14 @@ class LineChart(CachedStrips):
             blank = Strip([Segment(" " * width, self.rich_style)], width)
             strips = [blank] * height
             if height:
-                row = height // 2
+                middle = height // 2
                 pad = max(0, (width - len(text)) // 2)
                 line = [
                     Segment(" " * pad, self.rich_style),
                     Segment(text, style),
                     Segment(" " * (width - pad - len(text)), self.rich_style),
                 ]
-                strips = [*strips[:row], Strip(line, width), *strips[row + 1 :]]
+                strips = [*strips[:middle], Strip(line, width), *strips[middle + 1 :]]
             return strips
         strips = []
         for row in plot(figure, width, height):
