@@ -23,6 +23,7 @@ plain numbers, so nothing depends on that argument.
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -61,7 +62,7 @@ OptionalBoolColumn = bool | None | list[bool | None] | Form
 def _runs(values: Sequence[Any]) -> list[list[Any]]:
     runs: list[list[Any]] = []
     for value in values:
-        if runs and runs[-1][0] == value and type(runs[-1][0]) is type(value):
+        if runs and identical(runs[-1][0], value):
             runs[-1][1] += 1
         else:
             runs.append([value, 1])
@@ -78,8 +79,11 @@ def _steps(values: Sequence[int]) -> list[list[int]]:
     return steps
 
 
-def _same(a: Any, b: Any) -> bool:
-    return a == b and type(a) is type(b)
+def identical(a: Any, b: Any) -> bool:
+    """Equal, of one type, and for floats of one sign: -0.0 must read back as -0.0."""
+    if type(a) is not type(b) or a != b:
+        return False
+    return not isinstance(a, float) or math.copysign(1.0, a) == math.copysign(1.0, b)
 
 
 def encode(
@@ -91,10 +95,10 @@ def encode(
     of mappings is always a list. ``millionths`` tries the ``micro`` form.
     """
     first = values[0]
-    if all(_same(value, default) for value in values):
+    if all(identical(value, default) for value in values):
         return None
     simple = first is None or isinstance(first, str | int | float)
-    if simple and all(_same(value, first) for value in values):
+    if simple and all(identical(value, first) for value in values):
         return first
     if integers:
         steps = _steps(values)
@@ -195,7 +199,7 @@ def _scaled(value: float, decimals: int) -> int | None:
     """The digits of ``value``'s shortest decimal as an integer of 10^-decimals units,
     when that is exactly ``value`` again (``None`` otherwise)."""
     text = repr(value)
-    if "e" in text or "n" in text:
+    if "e" in text or "n" in text or text == "-0.0":
         return None
     whole, _, fraction = text.partition(".")
     if len(fraction) > decimals:

@@ -312,10 +312,10 @@ class LinePacker:
             item: Any = log.text if number is None else number
             previous = items[-1] if items else None
             if not literal and previous is not None:
-                if isinstance(previous, list) and _same(previous[0], item):
+                if isinstance(previous, list) and columns.identical(previous[0], item):
                     previous[1] += 1
                     continue
-                if _same(previous, item):
+                if columns.identical(previous, item):
                     items[-1] = [item, 2]
                     continue
             items.append(item)
@@ -324,10 +324,6 @@ class LinePacker:
         data["seq"] = run[0].seq
         data["text"] = items
         return [*definitions, Line(dumps(data), "logs", run)]
-
-
-def _same(a: Any, b: Any) -> bool:
-    return type(a) is type(b) and a == b
 
 
 def _iterations(run: Sequence[Iteration]) -> dict[str, Any]:
@@ -347,11 +343,12 @@ def _iterations(run: Sequence[Iteration]) -> dict[str, Any]:
     starts = [it.start for it in run]
     ends = [it.end for it in run]
     latencies = [it.latency_s for it in run]
-    if all(_same(starts[k], ends[k - 1]) for k in range(1, len(run))):
+    if all(columns.identical(starts[k], ends[k - 1]) for k in range(1, len(run))):
         data["start0"] = starts[0]
     else:
         data["start"] = columns.encode(starts, None)
-    if not all(_same(s + lat, e) for s, lat, e in zip(starts, latencies, ends, strict=True)):
+    chained = zip(starts, latencies, ends, strict=True)
+    if not all(columns.identical(s + lat, e) for s, lat, e in chained):
         data["end"] = columns.encode(ends, None)
     data["latency_s"] = columns.encode(latencies, None, millionths=True)
     column("exit_status", [it.exit_status for it in run], 0, integers=True)

@@ -269,6 +269,23 @@ def test_any_sequence_of_events_reads_back_exactly(tmp_path_factory, events):
     assert list(open_recording(path).events()) == [HEADER, *events]
 
 
+def test_negative_zero_keeps_its_sign_in_packed_columns(tmp_path):
+    # Found by the property test: -0.0 equals 0.0, so a run or a millionths column lost the
+    # sign and a keyframe's model differed from the model read back.
+    iterations = [
+        Iteration(t=0.0, seq=k, phase="warmup", start=start, end=0.0, latency_s=latency)
+        for k, (start, latency) in enumerate([(0.0, 0.0), (-0.0, 0.0), (0.0, -0.0)])
+    ]
+    path = tmp_path / "r.jsonl"
+    with RecordingWriter(path, HEADER) as recorder:
+        for event in iterations:
+            recorder.write(event)
+        recorder.close(End(t=1.0))
+    read = [e for e in open_recording(path).events() if isinstance(e, Iteration)]
+    signs = [(str(e.start), str(e.latency_s)) for e in read]
+    assert signs == [("0.0", "0.0"), ("-0.0", "0.0"), ("0.0", "-0.0")]
+
+
 def test_time_time_host_times_are_exact_to_the_bit(tmp_path):
     path = tmp_path / "r.jsonl"
     now = time.time()
