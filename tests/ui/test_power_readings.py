@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 from qtop.analysis.live import analyze_live, capture
+from qtop.analysis.power_source import (
+    METHOD_CHARGE_COUNTER,
+    METHOD_CURRENT_VOLTAGE,
+    METHOD_ENERGY_COUNTERS,
+    METHOD_POWER,
+    PowerSource,
+)
 from qtop.events import ChannelInfo, Channels, Header, Iteration, PhaseChange, Sample
 from qtop.stats.model import SessionModel
-from qtop.ui.panes.power import energy_line, power_now, readings_line
+from qtop.ui.panes.power import energy_line, power_now, readings_line, source_name
 
 GROUP = "power/battery"
 CHANNELS = (
@@ -63,3 +70,13 @@ def test_an_energy_figure_from_too_few_readings_is_marked_on_screen():
     long = analyze_live(capture(glasses_model(30.0), ""))
     assert long.energy is not None and long.energy.valid
     assert "NOT VALID" not in energy_line(long).plain
+
+
+def test_the_source_is_named_by_what_it_is_and_how_power_comes_from_it():
+    def named(group: str, method: str) -> str:
+        return source_name(PowerSource(group, method, (f"{group}/x",), None))
+
+    assert named("meter/ina226", METHOD_POWER) == "meter ina226 · power"
+    assert named("power/battery", METHOD_CURRENT_VOLTAGE) == "supply battery · |I| × V"
+    assert named("odpm", METHOD_ENERGY_COUNTERS) == "rails odpm · energy counters"
+    assert named("power/battery", METHOD_CHARGE_COUNTER) == "supply battery · charge counter × V"

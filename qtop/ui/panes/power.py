@@ -9,6 +9,12 @@ from textual.widgets import Static
 from qtop.analysis.energy import PowerSource
 from qtop.analysis.live import LiveAnalysis
 from qtop.analysis.power_now import PowerNow, power_now
+from qtop.analysis.power_source import (
+    METHOD_CHARGE_COUNTER,
+    METHOD_CURRENT_VOLTAGE,
+    METHOD_ENERGY_COUNTERS,
+    METHOD_POWER,
+)
 from qtop.textsafe import clean
 from qtop.ui.format import MISSING, clock, fmt
 from qtop.ui.panes.base import Pane
@@ -17,6 +23,12 @@ from qtop.ui.view import View
 from qtop.ui.widgets.line_chart import LineChart
 
 LOUD = "bold reverse $error"
+METHOD_LABELS = {
+    METHOD_POWER: "power",
+    METHOD_CURRENT_VOLTAGE: "|I| × V",
+    METHOD_ENERGY_COUNTERS: "energy counters",
+    METHOD_CHARGE_COUNTER: "charge counter × V",
+}
 
 
 def readings_line(now: PowerNow) -> Content:
@@ -78,10 +90,14 @@ def power_warnings(now: PowerNow | None, analysis: LiveAnalysis | None) -> list[
 
 
 def source_name(source: PowerSource) -> str:
-    """``meter ina226 · power`` or ``supply battery · |I| × V``: each thing once."""
-    what = "meter" if source.is_meter else "supply"
-    how = "power" if source.method == "power" else "|I| × V"
-    return clean(f"{what} {source.group.split('/', 1)[-1]} · {how}")
+    """``meter ina226 · power``, ``supply battery · |I| × V``, ``rails odpm · energy``."""
+    if source.is_meter:
+        what = "meter"
+    elif source.is_counter and not source.is_battery:
+        what = "rails"
+    else:
+        what = "supply"
+    return clean(f"{what} {source.group.split('/', 1)[-1]} · {METHOD_LABELS[source.method]}")
 
 
 class PowerPane(Pane):
