@@ -23,11 +23,10 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import cast
 
 from textual import events, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Grid
 from textual.content import Content
-from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Footer, Static, Tab, Tabs
 from textual.worker import get_current_worker
@@ -52,6 +51,7 @@ from qtop.ui.panes.ops import OpsPane
 from qtop.ui.panes.power import PowerPane
 from qtop.ui.panes.replay_bar import ReplayBar
 from qtop.ui.panes.thermal import ThermalPane
+from qtop.ui.plain_app import PlainApp
 from qtop.ui.playback import Playback, marker_mark
 from qtop.ui.screens.help import PaneKeys
 from qtop.ui.stream_log import StreamLog
@@ -80,7 +80,7 @@ def too_small_text(width: int, height: int) -> str:
     )
 
 
-class Dashboard(App[int]):
+class Dashboard(PlainApp[int]):
     """The dashboard, live or replayed: the same panes fed by the same session model.
 
     What the keys do is ``QtopApp`` (``qtop.ui.app``); this is the display and the
@@ -185,24 +185,6 @@ class Dashboard(App[int]):
     def on_resize(self, event: events.Resize) -> None:
         for notice in self.query("#too-small").results(Static):
             notice.update(Content(too_small_text(*event.size)))
-
-    def notify(
-        self,
-        message: str,
-        *,
-        title: str = "",
-        severity: SeverityLevel = "information",
-        timeout: float | None = None,
-        markup: bool = False,
-    ) -> None:
-        """A toast; its text is always plain (error messages quote device text)."""
-        super().notify(
-            clean(message, keep_newlines=True),
-            title=clean(title),
-            severity=severity,
-            timeout=timeout,
-            markup=False,
-        )
 
     # --- the session ----------------------------------------------------------
 

@@ -20,11 +20,10 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.content import Content
-from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
@@ -39,6 +38,7 @@ from qtop.ui.devices.column import DeviceColumn
 from qtop.ui.devices.messages import DeviceAnalysed, DeviceChanged, DeviceFinished
 from qtop.ui.devices.view import DeviceView, shown_variant
 from qtop.ui.format import clock
+from qtop.ui.plain_app import PlainApp
 from qtop.ui.playback import speed_name
 from qtop.ui.screens.quit import QuitChoice, QuitScreen
 
@@ -85,7 +85,7 @@ def devices_quit_text(names: Sequence[str], can_leave: bool) -> str:
     )
 
 
-class DevicesApp(App[int]):
+class DevicesApp(PlainApp[int]):
     """Several devices side by side: one column each, fed by each device's own session."""
 
     TITLE = "qtop"
@@ -150,24 +150,6 @@ class DevicesApp(App[int]):
                 slot.done.set()
             self._show(index, charts=True)
         self._show_title()
-
-    def notify(
-        self,
-        message: str,
-        *,
-        title: str = "",
-        severity: SeverityLevel = "information",
-        timeout: float | None = None,
-        markup: bool = False,
-    ) -> None:
-        """A toast; its text is always plain (error messages quote device text)."""
-        super().notify(
-            clean(message, keep_newlines=True),
-            title=clean(title),
-            severity=severity,
-            timeout=timeout,
-            markup=False,
-        )
 
     # --- each device's session ---------------------------------------------------
 

@@ -10,7 +10,7 @@ from qtop.stats.model import SessionModel
 from qtop.textsafe import clean
 from qtop.ui.devices.section import Section
 from qtop.ui.devices.view import DeviceView
-from qtop.ui.panes.header import LINK_DOWN, phase_chip, plural
+from qtop.ui.panes.header import LINK_DOWN, link_history, phase_chip
 
 LOUD = "bold reverse $error"
 
@@ -18,11 +18,7 @@ LOUD = "bold reverse $error"
 def link_text(model: SessionModel) -> tuple[str, str]:
     """The link as this device's event stream describes it, with its history."""
     link = model.link
-    history = []
-    if link.reconnects:
-        history.append(plural(link.reconnects, "reconnect"))
-    if link.gaps:
-        history.append(f"{plural(len(link.gaps), 'gap')} {link.gap_seconds:.1f} s")
+    history = link_history(model)
     more = "".join(f" · {item}" for item in history)
     if link.state in LINK_DOWN and model.end is None:
         return f"link {link.state.upper()}{more}", LOUD

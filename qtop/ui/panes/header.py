@@ -73,15 +73,22 @@ def plural(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
-def link_chip(view: View, silent_s: float | None) -> Chip:
-    """The link as the event stream describes it, and (live) how long it has been quiet."""
-    model = view.model
+def link_history(model: SessionModel) -> list[str]:
+    """What the link has been through: reconnects, and gaps with their total length."""
     link = model.link
     history = []
     if link.reconnects:
         history.append(plural(link.reconnects, "reconnect"))
     if link.gaps:
         history.append(f"{plural(len(link.gaps), 'gap')} {link.gap_seconds:.1f} s")
+    return history
+
+
+def link_chip(view: View, silent_s: float | None) -> Chip:
+    """The link as the event stream describes it, and (live) how long it has been quiet."""
+    model = view.model
+    link = model.link
+    history = link_history(model)
     gaps = "".join(f" · {item}" for item in history)
     if link.state in LINK_DOWN and model.end is None:
         return f"link {link.state.upper()}{gaps}", LOUD
