@@ -63,6 +63,16 @@ def split_blocks(starts: Sequence[float], times: Sequence[float]) -> list[tuple[
     return [(lo, hi) for lo, hi in itertools.pairwise(edges) if hi > lo]
 
 
+def block_spans(
+    block_times: Sequence[float],
+    times: Sequence[float],
+    starts: Sequence[float],
+    ends: Sequence[float],
+) -> list[tuple[float, float]]:
+    """(first start, last end) of each block's iterations (``times`` their midpoints)."""
+    return [(starts[lo], ends[hi - 1]) for lo, hi in split_blocks(block_times, times)]
+
+
 def analyze_drift(
     times: Sequence[float],
     latencies: Sequence[float],

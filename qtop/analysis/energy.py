@@ -12,9 +12,11 @@ a few seconds says little.
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from qtop.analysis.numeric import median
 from qtop.analysis.power_source import (
     COUNTER_KINDS,
     POWER_KINDS,
@@ -56,6 +58,9 @@ STATUS_IDLE = 0
 MIN_READINGS = 20
 MIN_BASELINE_READINGS = 10
 MAX_BLOCKS = 10
+# Blocks shorter than this many sensor updates get a warning: a held or averaged reading
+# that straddles a block boundary carries up to one period of the other variant's power.
+BLEED_BLOCK_PERIODS = 10
 NO_POWER = (
     "no power telemetry: no battery, no ODPM energy rails and no external meter channel; on "
     "a board without a battery (IQ-9075 EVK) add a power_meter (hwmon power*_input, or "
@@ -161,6 +166,47 @@ def _mean_power(trace: PowerTrace, t_from: float, t_to: float) -> tuple[float | 
     return (energy / covered if covered > 0 else None), covered
 
 
+def _mean_power_within(
+    trace: PowerTrace, spans: Sequence[tuple[float, float]]
+) -> tuple[float | None, float]:
+    energy = covered = 0.0
+    for a, b in spans:
+        joules, seconds = trace.integrate(a, b)
+        energy += joules
+        covered += seconds
+    return (energy / covered if covered > 0 else None), covered
+
+
+def _span_blocks(
+    trace: PowerTrace, spans: Sequence[tuple[float, float]], inference_times: Sequence[float]
+) -> tuple[tuple[float, int], ...]:
+    """(joules, inferences) per block of an interleaved variant, for ``compare``'s noise."""
+    found = []
+    for a, b in spans:
+        power, covered = _mean_power(trace, a, b)
+        inferences = bisect.bisect_right(inference_times, b) - bisect.bisect_left(
+            inference_times, a
+        )
+        if power is not None and covered > 0 and inferences:
+            found.append((power * (b - a), inferences))
+    return tuple(found) if len(found) >= 3 else ()
+
+
+def _bleed_warning(trace: PowerTrace, spans: Sequence[tuple[float, float]]) -> list[str]:
+    """A sensor that updates slowly against the blocks smears each block's power into the
+    next one's, which belongs to another variant."""
+    period = _period(trace)
+    typical = median([b - a for a, b in spans])
+    if period is None or typical >= BLEED_BLOCK_PERIODS * period:
+        return []
+    return [
+        f"the power source updates about every {period:.2g} s and a block lasts about "
+        f"{typical:.2g} s: each reading spans parts of the neighbouring blocks, which are "
+        f"other variants'; make blocks at least {BLEED_BLOCK_PERIODS * period:.0f} s long "
+        "(run.block) or give run.block_cooldown"
+    ]
+
+
 def _blocks(
     trace: PowerTrace, t_from: float, t_to: float, inference_times: Sequence[float], readings: int
 ) -> tuple[tuple[float, int], ...]:
@@ -213,14 +259,22 @@ def analyze_energy(
     t_to: float,
     inference_times: Sequence[float],
     baseline: tuple[float, float] | None,
+    spans: Sequence[tuple[float, float]] = (),
 ) -> EnergyAnalysis:
-    """Energy of the span [t_from, t_to] holding the successful inferences (midpoints, sorted)."""
+    """Energy of the span [t_from, t_to] holding the successful inferences (midpoints, sorted).
+
+    ``spans``: the variant's blocks within it, when its blocks alternate with other
+    variants' (an interleaved run): energy is then the blocks' own, over their summed time.
+    """
     warnings: list[str] = []
     invalid: list[str] = []
-    span = t_to - t_from
+    parts = [(a, b) for a, b in spans if b > a] if len(spans) > 1 else [(t_from, t_to)]
+    span = math.fsum(b - a for a, b in parts)
     inferences = len(inference_times)
-    readings = trace.readings(t_from, t_to)
-    mean_power, covered = _mean_power(trace, t_from, t_to) if span > 0 else (None, 0.0)
+    readings = trace.readings_within(parts)
+    mean_power, covered = _mean_power_within(trace, parts) if span > 0 else (None, 0.0)
+    if len(parts) > 1:
+        warnings.extend(_bleed_warning(trace, parts))
     if not trace.cumulative and trace.refresh_period_s is None and trace.sample_interval_s:
         warnings.append(
             "the power reading changed too rarely to estimate how often the sensor updates: "
@@ -246,7 +300,11 @@ def analyze_energy(
         )
     # Rail counters sit after the charger, so only a battery sees the charge current.
     is_battery = trace.source.is_battery
-    charging = status_spans(status, t_from, t_to, STATUS_CHARGING) if is_battery else []
+    charging = (
+        [found for a, b in parts for found in status_spans(status, a, b, STATUS_CHARGING)]
+        if is_battery
+        else []
+    )
     baseline_charging = (
         status_spans(status, baseline[0], baseline[1], STATUS_CHARGING)
         if baseline and is_battery
@@ -254,7 +312,7 @@ def analyze_energy(
     )
     if is_battery and status is None:
         warnings.append("no battery status channel: charging cannot be ruled out")
-    if is_battery and status_spans(status, t_from, t_to, STATUS_IDLE):
+    if is_battery and any(status_spans(status, a, b, STATUS_IDLE) for a, b in parts):
         warnings.append(
             "the battery reported full, not charging or unknown during the measurement: the "
             "board may be running from external power, which battery figures do not see"
@@ -303,7 +361,13 @@ def analyze_energy(
             )
     valid = energy is not None and readings >= MIN_READINGS
     net_valid = valid and net is not None and idle_readings >= MIN_BASELINE_READINGS
-    blocks = _blocks(trace, t_from, t_to, inference_times, readings) if energy is not None else ()
+    blocks: tuple[tuple[float, int], ...] = ()
+    if energy is not None:
+        blocks = (
+            _blocks(trace, t_from, t_to, inference_times, readings)
+            if len(parts) == 1
+            else _span_blocks(trace, parts, inference_times)
+        )
     return EnergyAnalysis(
         available=True,
         source=trace.source.describe(),

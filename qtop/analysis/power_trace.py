@@ -91,6 +91,14 @@ class PowerTrace:
             )
         return math.floor(self.covered(t_from, t_to) / period + 1e-6)
 
+    def readings_within(self, spans: Sequence[tuple[float, float]]) -> int:
+        """``readings`` over several disjoint spans: one refresh period is counted across
+        them, so spans each shorter than a period still add up to the updates they hold."""
+        period = max(self.refresh_period_s or 0.0, self.sample_interval_s or 0.0)
+        if self.cumulative or period <= 0:
+            return sum(self.readings(a, b) for a, b in spans)
+        return math.floor(sum(self.covered(a, b) for a, b in spans) / period + 1e-6)
+
     def covered(self, t_from: float, t_to: float) -> float:
         total = 0.0
         for times, _ in self.segments:

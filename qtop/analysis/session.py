@@ -17,7 +17,7 @@ from typing import Any
 
 from qtop.analysis.collect import Collected, IterationTable, collect
 from qtop.analysis.current_sign import CurrentSign, detect_current_sign
-from qtop.analysis.drift import Drift, analyze_drift, block_starts
+from qtop.analysis.drift import Drift, analyze_drift, block_spans, block_starts
 from qtop.analysis.early_stop import EarlyStopEstimate, estimate, minimum_queries, minimums
 from qtop.analysis.energy import (
     NO_POWER,
@@ -59,10 +59,6 @@ DEFAULT_STABILITY_PASS = 0.97
 DEFAULT_MIN_ITERATIONS = 30
 DEFAULT_MIN_DURATION_S = 0.0
 EARLY_STOP_LABEL = "early stop"
-INTERLEAVED_ENERGY = (
-    "energy is not given per variant of an interleaved run: the power trace between a "
-    "variant's first and last block holds the other variants' blocks"
-)
 # Above this share of the median latency the timer's own cost is worth a warning.
 TIMER_OVERHEAD_NOTICE = 0.01
 
@@ -308,12 +304,13 @@ def _analyze_variant(
             stability_window_s=parameters.stability_window_s,
             stability_pass=parameters.stability_pass,
         )
+    block_times = block_starts(data.phases, name)
     drift = analyze_drift(
         times,
         latencies,
         picked.ends(),
         picked.starts,
-        block_starts(data.phases, name),
+        block_times,
         data.series.get(thermal.hottest_channel or "") if thermal else None,
     )
     interleaved = drift.blocks > 1
@@ -332,9 +329,7 @@ def _analyze_variant(
         )
     if stats.failed:
         hints.append(f"{stats.failed} measured iteration(s) failed and are not in the statistics")
-    if trace is not None and interleaved:
-        energy = no_power(span, count, INTERLEAVED_ENERGY)
-    elif trace is None or t_start is None or t_end is None:
+    if trace is None or t_start is None or t_end is None:
         energy = no_power(span, count)
     else:
         status_id = trace.source.status_channel
@@ -345,6 +340,10 @@ def _analyze_variant(
             t_end,
             times,
             _baseline_span(data.phases, t_start, data.t_last),
+            # Between an interleaved variant's blocks run the other variants' blocks.
+            spans=block_spans(block_times, times, picked.starts, picked.ends())
+            if interleaved
+            else (),
         )
     rows: tuple[TimelineRow, ...] = ()
     timeline_window = parameters.stability_window_s
