@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass
 
 from qtop.stats.model import ChannelStats, SessionModel
+from qtop.stats.pacing import PacingFold
 from qtop.stats.quantiles import RunningStats
 from qtop.stats.series import Series
 
@@ -69,6 +70,7 @@ def copy_model(model: SessionModel) -> SessionModel:
     copy.latency = {key: _copy_stats(stats) for key, stats in model.latency.items()}
     copy.latency_series = {key: _copy_series(s) for key, s in model.latency_series.items()}
     copy.metrics = {key: _copy_stats(stats) for key, stats in model.metrics.items()}
+    copy.pacing = {key: PacingFold.from_dict(fold.to_dict()) for key, fold in model.pacing.items()}
     copy.iterations_done = dict(model.iterations_done)
     copy.iterations_failed = dict(model.iterations_failed)
     copy.last_iteration = model.last_iteration

@@ -16,10 +16,11 @@ from collections.abc import Iterator
 
 from prometheus_client.core import InfoMetricFamily, Metric, StateSetMetricFamily
 
+from qtop.analysis.pacing import live_pacing
 from qtop.events import PHASES
 from qtop.metrics import physical
 from qtop.metrics.labels import clean_value
-from qtop.metrics.scope import BASE_LABELS, PREFIX, Budget, Scope
+from qtop.metrics.scope import BASE_LABELS, PREFIX, Budget, Scope, finite
 from qtop.stats.model import SessionModel, split_key
 
 LATENCY_QUANTILES = (0.5, 0.9, 0.95, 0.99, 0.999)
@@ -31,7 +32,7 @@ LINK_DOWN_STATES = ("connecting", "disconnected", "reconnecting")
 def model_families(model: SessionModel) -> tuple[list[Metric], Budget]:
     """Every family of ``model`` (a copy nobody else changes), and what the caps left out."""
     scope = Scope(model)
-    families = [*session(scope), *latency(scope), *iteration_metrics(scope)]
+    families = [*session(scope), *latency(scope), *pacing(scope), *iteration_metrics(scope)]
     families += physical.families(scope)
     families += link(scope)
     return families, scope.budget
@@ -128,6 +129,57 @@ def latency(scope: Scope) -> Iterator[Metric]:
         slowest.add_metric(values, stats.maximum)
         spread.add_metric(values, stats.stdev)
     yield from (summary, fastest, slowest, spread)
+
+
+def pacing(scope: Scope) -> Iterator[Metric]:
+    """A paced run's figures, as the latency pane's pacing line shows them."""
+    labels = ("variant", "phase")
+    paced = scope.counter("paced_iterations", "Iterations that ran on the schedule", labels)
+    missed = scope.counter(
+        "deadline_misses", "Paced iterations that ended past their deadline", labels
+    )
+    late = {
+        name: scope.gauge(
+            f"start_lateness_{name}",
+            f"{doc} start lateness (start minus arrival)",
+            labels,
+            "seconds",
+        )
+        for name, doc in (("p50", "Median"), ("p95", "95th percentile"), ("max", "Largest"))
+    }
+    achieved = scope.gauge(
+        "achieved_rate", "Iterations started per second of device time", labels, "hertz"
+    )
+    target = scope.gauge("target_rate", "The rate the schedule asks for", labels, "hertz")
+    deadline = scope.gauge("deadline", "Time an iteration has from its arrival", labels, "seconds")
+    duty = scope.gauge(
+        "duty_cycle", "Share of the paced span the command was running", labels, "ratio"
+    )
+    for key in scope.model.pacing:
+        phase, name = split_key(key)
+        variant = scope.variant(name)
+        figures = live_pacing(scope.model, phase, name)
+        if variant is None or figures is None:
+            continue
+        values = [*scope.base, variant, clean_value(phase)]
+        paced.add_metric(values, figures.iterations)
+        missed.add_metric(values, figures.missed)
+        for quantile, value in (
+            ("p50", figures.lateness_p50_s),
+            ("p95", figures.lateness_p95_s),
+            ("max", figures.lateness_max_s),
+        ):
+            if finite(value):
+                late[quantile].add_metric(values, value)
+        for family, value in (
+            (achieved, figures.achieved_rate_hz),
+            (target, figures.target_rate_hz),
+            (deadline, figures.deadline_s),
+            (duty, figures.duty_cycle),
+        ):
+            if finite(value):
+                family.add_metric(values, value)
+    yield from (paced, missed, *late.values(), achieved, target, deadline, duty)
 
 
 def iteration_metrics(scope: Scope) -> Iterator[Metric]:

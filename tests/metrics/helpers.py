@@ -5,12 +5,13 @@ from __future__ import annotations
 import urllib.request
 from collections.abc import Iterable
 
+from fixtures.sessions import simple_session_events
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.openmetrics import exposition as openmetrics_exposition
 from prometheus_client.openmetrics import parser as openmetrics_parser
 from prometheus_client.parser import text_string_to_metric_families
 
-from qtop.events import Event
+from qtop.events import Event, Iteration, PhaseChange, replace
 from qtop.metrics.capture import copy_model
 from qtop.metrics.families import model_families
 from qtop.stats.model import SessionModel
@@ -91,3 +92,23 @@ def scrape_url(url: str, accept: str | None = None) -> str:
     request = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
     with urllib.request.urlopen(request, timeout=30) as response:
         return response.read().decode()
+
+
+def paced_events():
+    """A paced run at 10/s with a 50 ms deadline: every fourth iteration (60 ms) misses it;
+    start lateness 0, 2, 4, 6, 8 ms in turn."""
+    events = [e for e in simple_session_events("v1") if not isinstance(e, (PhaseChange, Iteration))]
+    events[0] = replace(
+        events[0], profile={"name": "paced", "run": {"rate_hz": 10.0, "deadline_s": 0.05}}
+    )
+    events.insert(2, PhaseChange(t=1000.0, phase="measure", variant="v1"))
+    for k in range(40):
+        arrival, late = 1000.0 + k * 0.1, 0.002 * (k % 5)
+        latency = 0.06 if k % 4 == 3 else 0.03
+        start = arrival + late
+        events.append(
+            Iteration(t=start + latency, seq=1000 + k, index=k, phase="measure", variant="v1",
+                      start=start, end=start + latency, latency_s=latency, scheduled=arrival,
+                      lateness_s=late, missed=late + latency > 0.05)
+        )  # fmt: skip
+    return events

@@ -6,7 +6,7 @@ import re
 import pytest
 from fixtures.make_ui_recordings import CURRENT, METER, glasses_events, sustained_events
 from fixtures.sessions import CDSP, NSP, simple_session_events
-from metrics.helpers import Scrape, fold, openmetrics_of, text_of
+from metrics.helpers import Scrape, fold, openmetrics_of, paced_events, text_of
 
 from qtop.analysis.live import analyze_live, capture
 from qtop.events import ChannelInfo, Channels, Header, PhaseChange, Sample
@@ -44,6 +44,24 @@ def test_iteration_counts_by_phase_and_outcome(simple):
     assert scrape.value("qtop_iterations_total", phase="measure", outcome="ok") == 100
     assert scrape.value("qtop_iterations_total", phase="measure", outcome="failed") == 0
     assert scrape.value("qtop_iterations_total", phase="warmup", outcome="ok") == 5
+
+
+def test_a_paced_run_s_misses_lateness_and_rates_are_the_latency_pane_s():
+    scrape = Scrape(openmetrics_of(fold(paced_events())))
+    measured = {"phase": "measure", "variant": "v1"}
+    assert scrape.value("qtop_paced_iterations_total", **measured) == 40
+    assert scrape.value("qtop_deadline_misses_total", **measured) == 10
+    assert scrape.value("qtop_start_lateness_p50_seconds", **measured) == pytest.approx(0.004)
+    assert scrape.value("qtop_start_lateness_max_seconds", **measured) == pytest.approx(0.008)
+    assert scrape.value("qtop_target_rate_hertz", **measured) == 10.0
+    assert scrape.value("qtop_deadline_seconds", **measured) == 0.05
+    # 40 starts over 3.9 s + the last one's 8 ms lateness - the first's 0: about 10/s.
+    assert scrape.value("qtop_achieved_rate_hertz", **measured) == pytest.approx(10.0, rel=0.01)
+    assert 0.3 < scrape.value("qtop_duty_cycle_ratio", **measured) < 0.4
+    # A run that is not paced serves none of them.
+    unpaced = Scrape(text_of(fold(simple_session_events()))).families
+    assert not unpaced["qtop_paced_iterations"].samples
+    assert not unpaced["qtop_start_lateness_p95_seconds"].samples
 
 
 def test_thermal_figures_are_the_last_and_highest_readings(simple):

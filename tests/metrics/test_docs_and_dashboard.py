@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from fixtures.make_ui_recordings import glasses_events, sustained_events
 from fixtures.sessions import simple_session_events
-from metrics.helpers import Scrape, fold
+from metrics.helpers import Scrape, fold, paced_events
 from prometheus_client import CollectorRegistry
 from prometheus_client.openmetrics.exposition import generate_latest
 
@@ -54,7 +54,7 @@ def planning_events():
 def scrapes() -> list[Scrape]:
     out = []
     for events in (sustained_events(), glasses_events(), simple_session_events(),
-                   simple_session_events()[:100], planning_events()):  # fmt: skip
+                   simple_session_events()[:100], planning_events(), paced_events()):  # fmt: skip
         model = fold(events)
         collector = SessionCollector()
 
