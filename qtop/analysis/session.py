@@ -39,6 +39,7 @@ from qtop.analysis.latency import (
     metric_stats,
     outlier_hints,
 )
+from qtop.analysis.numeric import percentile
 from qtop.analysis.pacing import PacingSummary, summarize_pacing
 from qtop.analysis.plain import to_plain
 from qtop.analysis.thermal import ThermalAnalysis, analyze_thermal
@@ -315,6 +316,7 @@ def _analyze_variant(
         picked.starts,
         block_starts(data.phases, name),
         data.series.get(thermal.hottest_channel or "") if thermal else None,
+        percentile(ordered, 0.5) if ordered else None,
     )
     interleaved = drift.blocks > 1
     if interleaved:
