@@ -82,11 +82,12 @@ def latency_stats(
             duration_s=duration_s,
         )
     values = {f"{name}_s": percentile(ordered, q) for name, q in QUANTILES}
+    average = mean(ordered)
     return LatencyStats(
         count=len(ordered),
         failed=failed,
-        mean_s=mean(ordered),
-        stdev_s=stdev(ordered),
+        mean_s=average,
+        stdev_s=stdev(ordered, average),
         min_s=ordered[0],
         max_s=ordered[-1],
         duration_s=duration_s,
