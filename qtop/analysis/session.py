@@ -493,6 +493,7 @@ class _VariantRows:
             starts = array("d", map(table.start.__getitem__, self._rows))
             latencies = array("d", map(table.latency.__getitem__, self._rows))
         self.midpoints, self.latencies, self._starts = midpoints, latencies, starts
+        self._ends: array[float] | None = None if self._rows is not None else ends
 
     @property
     def starts(self) -> array[float]:
@@ -501,7 +502,9 @@ class _VariantRows:
 
     def ends(self) -> array[float]:
         """Ends of the successful measured iterations, in midpoint order."""
-        return array("d", map(self.table.end.__getitem__, self.rows()))
+        if self._ends is None:
+            self._ends = array("d", map(self.table.end.__getitem__, self.rows()))
+        return self._ends
 
     def rows(self) -> array[int]:
         """Row numbers of the successful measured iterations, in midpoint order."""

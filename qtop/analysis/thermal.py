@@ -455,8 +455,12 @@ def trip_crossings(
         lo, hi = data.index_range(t_from, t_to)
         values = data.values
         start = max(lo, 1)
+        # A trip above every reading in the span has no crossing: no pass over them for it.
+        highest = max(values[start:hi], default=None)
         for trip in channel.trips:
             temp = trip.temp_c
+            if highest is None or not highest >= temp:
+                continue
             below_before = map(operator.lt, values[start - 1 : hi - 1], itertools.repeat(temp))
             at_or_above = map(operator.le, itertools.repeat(temp), values[start:hi])
             found = bytes(map(operator.and_, below_before, at_or_above)).find(1)
