@@ -42,6 +42,7 @@ from qtop.analysis.latency import (
 from qtop.analysis.numeric import percentile
 from qtop.analysis.pacing import PacingSummary, summarize_pacing
 from qtop.analysis.plain import to_plain
+from qtop.analysis.tally import Tally
 from qtop.analysis.thermal import ThermalAnalysis, analyze_thermal
 from qtop.analysis.timeline import TimelineRow, timeline, timeline_window_s
 from qtop.errors import UsageError
@@ -283,7 +284,8 @@ def _analyze_variant(
     t_start, t_end = picked.t_start, picked.t_end
     span = t_end - t_start if t_start is not None and t_end is not None else 0.0
     # Sorted once: the percentiles, the median and the MAD of the outliers all read it.
-    ordered = sorted(latencies)
+    tally = Tally.of(latencies)
+    ordered = tally.ordered() if tally is not None else sorted(latencies)
     start_order = picked.in_start_order()
     outliers = find_outliers(start_order.latencies, start_order, ordered)
     warmup_count = len(picked.warmup)
@@ -296,7 +298,8 @@ def _analyze_variant(
     )
     # Everything that reads the sorted latencies, before they go (800,000 float objects,
     # 26 MB, which would otherwise sit beside the thermal analysis' own).
-    stats = latency_stats(latencies, picked.measured_failed, span, ordered)
+    stats = latency_stats(latencies, picked.measured_failed, span, ordered, tally)
+    del tally
     early = estimate(ordered)
     centre = percentile(ordered, 0.5) if ordered else None
     del ordered
@@ -323,6 +326,7 @@ def _analyze_variant(
         block_starts(data.phases, name),
         data.series.get(thermal.hottest_channel or "") if thermal else None,
         centre,
+        stats.mean_s,
     )
     interleaved = drift.blocks > 1
     if interleaved:
