@@ -148,9 +148,13 @@ def rolling_median_points(
             in_from, in_to = _band_range(entering, band_low, band_high)
             out_from, out_to = _band_range(leaving, band_low, band_high)
             below += in_from - out_from
-            # pop and bisect alternate (map is lazy): each search sees the band as it is.
-            _drain(map(band.pop, map(bisect.bisect_left, itertools.repeat(band),
-                                     leaving[out_from:out_to])))  # fmt: skip
+            try:
+                # pop and bisect alternate (map is lazy): each search sees the band as it is.
+                _drain(map(band.pop, map(bisect.bisect_left, itertools.repeat(band),
+                                         leaving[out_from:out_to])))  # fmt: skip
+            except IndexError:
+                # Only values that do not compare (NaN) get here: start again from the window.
+                rebuild = True
             _drain(map(bisect.insort, itertools.repeat(band), entering[in_from:in_to]))
         lo, hi = new_lo, new_hi
         size = hi - lo
