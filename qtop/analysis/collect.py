@@ -130,7 +130,7 @@ class IterationTable:
         variants = {run.variant[0] for run in runs}
         if len(variants) == 1 and all(run.variant.count(run.variant[0]) == run.n for run in runs):
             total = sum(run.n for run in runs)
-            self.variant.extend(itertools.repeat(self.variant_id(variants.pop()), total))
+            self.variant.extend(array("I", [self.variant_id(variants.pop())]) * total)
         else:
             self.variant.extend(map(self.variant_id, chain(run.variant for run in runs)))
         self.warmup.extend(
@@ -144,10 +144,11 @@ class IterationTable:
             for k, (start, end) in enumerate(zip(starts, ends, strict=True)):
                 if not end > start:
                     self.times[base + k] = end
-        self.start.extend(starts)
-        self.end.extend(ends)
-        self.latency.extend(chain(run.latency for run in runs))
-        self.index.extend(chain(run.index for run in runs))
+        # fromlist: a list goes in item by item in C, without the iterator protocol.
+        self.start.fromlist(starts)
+        self.end.fromlist(ends)
+        self.latency.fromlist(list(chain(run.latency for run in runs)))
+        self.index.fromlist(list(chain(run.index for run in runs)))
 
     def midpoint(self, row: int) -> float:
         """Where the iteration sits in time: the middle of its span (or its time)."""

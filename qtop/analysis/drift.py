@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -80,9 +81,13 @@ def analyze_drift(
     starts: Sequence[float],
     block_times: Sequence[float],
     temperature: ChannelSeries | None,
+    median_s: float | None = None,
+    mean_s: float | None = None,
 ) -> Drift:
     """``times`` the midpoints (ascending) of the successful measured iterations, with their
-    ``latencies``, ``starts`` and ``ends``; ``block_times`` when each block began."""
+    ``latencies``, ``starts`` and ``ends``; ``block_times`` when each block began;
+    ``median_s`` and ``mean_s`` the latencies' median and mean (``math.fsum`` over the
+    count), when the caller has them: each saves a pass over every latency."""
     ranges = split_blocks(block_times, times)
     measured = _total(ends[hi - 1] - starts[lo] for lo, hi in ranges)
     if len(ranges) >= 2:
@@ -99,7 +104,7 @@ def analyze_drift(
         measured_s=measured,
         first_p50_s=median(latencies[first[0] : first[1]]),
         last_p50_s=median(latencies[last[0] : last[1]]),
-        slope_per_min=_slope_per_min(times, latencies),
+        slope_per_min=_slope_per_min(times, latencies, median_s, mean_s),
         first_temperature_c=_temperature(temperature, starts[first[0]], ends[first[1] - 1]),
         last_temperature_c=_temperature(temperature, starts[last[0]], ends[last[1] - 1]),
         segments=segments,
@@ -121,28 +126,38 @@ def _total(values: Iterable[float]) -> float:
         return math.inf
 
 
-def _slope_per_min(times: Sequence[float], latencies: Sequence[float]) -> float | None:
+def _slope_per_min(
+    times: Sequence[float],
+    latencies: Sequence[float],
+    median_s: float | None = None,
+    mean_s: float | None = None,
+) -> float | None:
     """Least-squares latency slope per minute, as a share of the median latency (None
     where there is none, or a damaged recording's numbers overflow it)."""
     try:
-        return _least_squares_slope(times, latencies)
+        return _least_squares_slope(times, latencies, median_s, mean_s)
     except (OverflowError, ZeroDivisionError):
         return None
 
 
-def _least_squares_slope(times: Sequence[float], latencies: Sequence[float]) -> float | None:
+def _least_squares_slope(
+    times: Sequence[float], latencies: Sequence[float], median_s: float | None, mean_s: float | None
+) -> float | None:
     n = len(times)
     if n < 3:
         return None
-    centre = median(latencies)
+    centre = median(latencies) if median_s is None else median_s
     mean_t = math.fsum(times) / n
-    mean_y = math.fsum(latencies) / n
-    spread = math.fsum((t - mean_t) ** 2 for t in times)
+    finite_mean = mean_s is not None and math.isfinite(mean_s)
+    mean_y = mean_s if finite_mean else math.fsum(latencies) / n
+    # map() with operator functions: these sums run in C over 800,000 iterations an hour.
+    offsets = map(operator.sub, times, itertools.repeat(mean_t))
+    spread = math.fsum(map(pow, offsets, itertools.repeat(2)))
     if spread <= 0 or centre <= 0:
         return None
-    pairs = zip(times, latencies, strict=True)
-    covariance = math.fsum((t - mean_t) * (y - mean_y) for t, y in pairs)
-    return covariance / spread * 60.0 / centre
+    deviations = map(operator.sub, latencies, itertools.repeat(mean_y))
+    products = map(operator.mul, map(operator.sub, times, itertools.repeat(mean_t)), deviations)
+    return math.fsum(products) / spread * 60.0 / centre
 
 
 def drift_note(side: str, drift: Drift | None) -> str | None:

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from qtop.analysis.numeric import mean, median_absolute_deviation, percentile, stdev
+from qtop.analysis.tally import Tally
 
 QUANTILES: tuple[tuple[str, float], ...] = (
     ("p50", 0.5),
@@ -59,10 +60,12 @@ def latency_stats(
     failed: int = 0,
     duration_s: float = 0.0,
     ordered: Sequence[float] | None = None,
+    tally: Tally | None = None,
 ) -> LatencyStats:
     """Percentiles (linear interpolation between closest ranks), mean, spread.
 
-    ``ordered`` is the same latencies sorted, when the caller has them already.
+    ``ordered`` is the same latencies sorted, when the caller has them already;
+    ``tally`` their distinct values and counts (the same mean and spread, sooner).
     """
     if ordered is None:
         ordered = sorted(latencies_s)
@@ -82,11 +85,13 @@ def latency_stats(
             duration_s=duration_s,
         )
     values = {f"{name}_s": percentile(ordered, q) for name, q in QUANTILES}
+    average = tally.mean() if tally is not None else mean(ordered)
+    spread = tally.stdev(average) if tally is not None else None
     return LatencyStats(
         count=len(ordered),
         failed=failed,
-        mean_s=mean(ordered),
-        stdev_s=stdev(ordered),
+        mean_s=average,
+        stdev_s=spread if spread is not None else stdev(ordered, average),
         min_s=ordered[0],
         max_s=ordered[-1],
         duration_s=duration_s,

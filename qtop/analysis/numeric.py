@@ -61,15 +61,17 @@ def mean(values: Sequence[float]) -> float:
     return fsum(values) / len(values) if values else math.nan
 
 
-def stdev(values: Sequence[float]) -> float:
-    """Sample standard deviation (n - 1); 0 for fewer than two values.
+def stdev(values: Sequence[float], centre: float | None = None) -> float:
+    """Sample standard deviation (n - 1); 0 for fewer than two values. ``centre`` is
+    ``mean(values)``, when the caller has it.
 
     The squares are summed in C (``map``), the same ``(v - mean) ** 2`` for each
     value; a square beyond a float's range makes the deviation infinite.
     """
     if len(values) < 2:
         return 0.0
-    centre = mean(values)
+    if centre is None:
+        centre = mean(values)
     deviations = map(operator.sub, values, itertools.repeat(centre))
     try:
         return math.sqrt(math.fsum(map(pow, deviations, itertools.repeat(2))) / (len(values) - 1))

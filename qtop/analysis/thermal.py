@@ -9,10 +9,11 @@ report. ``docs/analysis.md`` gives each definition with its formula.
 from __future__ import annotations
 
 import bisect
+import collections
 import itertools
 import math
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from qtop.analysis.numeric import fsum, golden_section_minimum, median
@@ -26,6 +27,10 @@ FIT_GRID_POINTS = 60
 FIT_MAX_TAU_SPANS = 5.0
 FEW_PER_WINDOW = 5
 EVIDENCE_KEPT = 20
+# How many times a window's length the rolling median is evaluated (docs/analysis.md).
+ROLLING_STEPS_PER_WINDOW = 64
+# Ranks kept either side of the median in the rolling median's band, at the least.
+BAND_MIN_MARGIN = 32
 # Below this R² the exponential explains too little of the latency after the onset
 # for its time constant to mean anything: identical demo runs fitted tau anywhere
 # from 0.1 s to 40 s with R² down to 0.02.
@@ -97,31 +102,88 @@ class ThermalAnalysis:
 
 
 def rolling_median(times: Sequence[float], values: Sequence[float], window_s: float) -> list[float]:
-    """Median of the values whose time lies within window_s / 2 of each point's time.
+    """The rolling median at every point (``rolling_median_points``): a point between two
+    evaluated ones holds the value of the evaluated one before it."""
+    evaluated, medians = rolling_median_points(times, values, window_s)
+    counts = map(operator.sub, [*evaluated[1:], len(times)], evaluated)
+    return list(itertools.chain.from_iterable(map(itertools.repeat, medians, counts)))
 
-    A centred window puts a step in latency at the step's own time instead of
-    half a window later; near both ends the window is cut short by the data.
+
+def rolling_median_points(
+    times: Sequence[float], values: Sequence[float], window_s: float
+) -> tuple[list[int], list[float]]:
+    """(indices, medians) of the evaluated points: the median of the values whose time
+    lies within window_s / 2 of the point's time, at the first point, then each
+    ``max(1, size // ROLLING_STEPS_PER_WINDOW)`` points after the last evaluated one,
+    whose window held ``size`` points.
+
+    A centred window puts a step in latency at the step's own time instead of half a
+    window later; near both ends the window is cut short by the data.
+
+    Every point of an hour (800,000 iterations, 2,000 in a 10 s window) costs about a
+    second in Python. Here the window is kept as a count of the values below a band of
+    values around its median, the band itself (a short sorted list) and a count of those
+    above; from one evaluated point to the next only the values that entered and left
+    the window are sorted and counted (in C), and the band is rebuilt from the sorted
+    window only when the median leaves it.
     """
-    half = window_s / 2
-    window: list[float] = []
-    out: list[float] = []
-    lo = hi = 0
     count = len(times)
-    for t in times:
-        while hi < count and times[hi] <= t + half:
-            bisect.insort(window, values[hi])
-            hi += 1
-        while times[lo] < t - half:
-            del window[bisect.bisect_left(window, values[lo])]
-            lo += 1
-        size = len(window)
+    half = window_s / 2
+    indices: list[int] = []
+    medians: list[float] = []
+    band: list[float] = []
+    band_low = band_high = 0.0
+    below = 0
+    rebuild = True
+    i = lo = hi = 0
+    while i < count:
+        t = times[i]
+        # The point itself is always inside its window, whatever its time compares like.
+        new_hi = max(bisect.bisect_right(times, t + half, hi), i + 1)
+        new_lo = min(bisect.bisect_left(times, t - half, lo), i)
+        if new_lo >= hi:
+            rebuild = True
+        if not rebuild:
+            entering, leaving = sorted(values[hi:new_hi]), sorted(values[lo:new_lo])
+            in_from, in_to = _band_range(entering, band_low, band_high)
+            out_from, out_to = _band_range(leaving, band_low, band_high)
+            below += in_from - out_from
+            try:
+                # pop and bisect alternate (map is lazy): each search sees the band as it is.
+                _drain(map(band.pop, map(bisect.bisect_left, itertools.repeat(band),
+                                         leaving[out_from:out_to])))  # fmt: skip
+            except IndexError:
+                # Only values that do not compare (NaN) get here: start again from the window.
+                rebuild = True
+            _drain(map(bisect.insort, itertools.repeat(band), entering[in_from:in_to]))
+        lo, hi = new_lo, new_hi
+        size = hi - lo
         middle = size // 2
-        if size % 2:
-            out.append(window[middle])
+        low_rank = middle if size % 2 else middle - 1
+        if rebuild or not below <= low_rank <= middle < below + len(band):
+            window = sorted(values[lo:hi])
+            low, high = window[low_rank], window[middle]
+            margin = max(BAND_MIN_MARGIN, size // ROLLING_STEPS_PER_WINDOW * 4)
+            band_low = window[max(0, low_rank - margin)]
+            band_high = window[min(size - 1, middle + margin)]
+            first, stop = _band_range(window, band_low, band_high)
+            band, below, rebuild = window[first:stop], first, False
         else:
-            low, high = window[middle - 1], window[middle]
-            out.append(low + (high - low) * 0.5)
-    return out
+            low, high = band[low_rank - below], band[middle - below]
+        indices.append(i)
+        medians.append(high if size % 2 else low + (high - low) * 0.5)
+        i += max(1, size // ROLLING_STEPS_PER_WINDOW)
+    return indices, medians
+
+
+def _band_range(ordered: list[float], band_low: float, band_high: float) -> tuple[int, int]:
+    """Where the values within [band_low, band_high] start and stop in a sorted list."""
+    return bisect.bisect_left(ordered, band_low), bisect.bisect_right(ordered, band_high)
+
+
+def _drain(calls: Iterable[object]) -> None:
+    """Run a lazy ``map`` of calls for their effect, in C."""
+    collections.deque(calls, maxlen=0)
 
 
 def find_onset(
@@ -149,26 +211,32 @@ def find_onset(
 def _fit_points(
     times: Sequence[float], values: Sequence[float], t_onset: float, max_points: int
 ) -> tuple[list[float], list[float], list[float]]:
-    """(x = t - t_onset, y, weight); medians of equal-time bins when there are many points."""
-    start = bisect.bisect_left(times, t_onset)
-    xs = list(map(operator.sub, itertools.islice(times, start, None), itertools.repeat(t_onset)))
-    ys = list(itertools.islice(values, start, None))
-    if len(xs) <= max_points or not xs[-1] > 0:
-        return xs, ys, [1.0] * len(xs)
-    width = xs[-1] / max_points
+    """(x = t - t_onset, y, weight); medians of equal-time bins when there are many points.
 
-    def slot(x: float) -> int:
-        return min(int(x / width), max_points - 1)
+    Each bin's points are taken as a slice of ``times`` and ``values``: an hour after an
+    onset holds 700,000 iterations, which as lists of offsets and latencies were 44 MB.
+    """
+    start = bisect.bisect_left(times, t_onset)
+    end = len(times)
+    if end - start <= max_points or not times[-1] - t_onset > 0:
+        after = itertools.islice(times, start, None)
+        xs = list(map(operator.sub, after, itertools.repeat(t_onset)))
+        return xs, list(itertools.islice(values, start, None)), [1.0] * len(xs)
+    width = (times[-1] - t_onset) / max_points
+
+    def slot(t: float) -> int:
+        return min(int((t - t_onset) / width), max_points - 1)
 
     # The points are in time order, so each bin is a stretch of them: its end is
     # found by a binary search on the bin number, not by a pass over every point.
     bx, by, bw = [], [], []
-    first = 0
-    while first < len(xs):
-        number = slot(xs[first])
-        stop = bisect.bisect_right(xs, number, lo=first, key=slot)
-        bx.append(fsum(xs[first:stop]) / (stop - first))
-        by.append(median(ys[first:stop]))
+    first = start
+    while first < end:
+        number = slot(times[first])
+        stop = bisect.bisect_right(times, number, lo=first, key=slot)
+        offsets = map(operator.sub, times[first:stop], itertools.repeat(t_onset))
+        bx.append(fsum(list(offsets)) / (stop - first))
+        by.append(median(values[first:stop]))
         bw.append(float(stop - first))
         first = stop
     return bx, by, bw
@@ -391,8 +459,12 @@ def trip_crossings(
         lo, hi = data.index_range(t_from, t_to)
         values = data.values
         start = max(lo, 1)
+        # A trip above every reading in the span has no crossing: no pass over them for it.
+        highest = max(values[start:hi], default=None)
         for trip in channel.trips:
             temp = trip.temp_c
+            if highest is None or not highest >= temp:
+                continue
             below_before = map(operator.lt, values[start - 1 : hi - 1], itertools.repeat(temp))
             at_or_above = map(operator.le, itertools.repeat(temp), values[start:hi])
             found = bytes(map(operator.and_, below_before, at_or_above)).find(1)

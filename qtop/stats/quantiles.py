@@ -147,10 +147,12 @@ class RunningStats:
                                                         itertools.repeat(_SMALLEST))))  # fmt: skip
         else:
             large = values
-        keys = map(math.ceil, map(operator.truediv, map(math.log, large),
+        # Latencies repeat (microseconds): each distinct value's bucket is worked out once.
+        counted = Counter(large)
+        keys = map(math.ceil, map(operator.truediv, map(math.log, counted),
                                   itertools.repeat(_LOG_GAMMA)))  # fmt: skip
         buckets = sketch.buckets
-        for key, found in Counter(keys).items():
+        for key, found in zip(keys, counted.values(), strict=True):
             buckets[key] = buckets.get(key, 0) + found
         sketch.count += len(values)
         exact = self.exact

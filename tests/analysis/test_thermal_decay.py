@@ -16,7 +16,13 @@ from synthetic_streams import (
 
 from qtop.analysis.numeric import median
 from qtop.analysis.session import analyze
-from qtop.analysis.thermal import fit_decay, rolling_median, stability
+from qtop.analysis.thermal import (
+    ROLLING_STEPS_PER_WINDOW,
+    fit_decay,
+    rolling_median,
+    rolling_median_points,
+    stability,
+)
 from qtop.events import Iteration
 
 BASE_S = 0.100
@@ -183,6 +189,26 @@ def test_short_run_skips_onset_detection_and_says_so():
     )
 
 
+def _centred_median(times, values, t, window):
+    pairs = zip(times, values, strict=True)
+    return median([v for s, v in pairs if t - window / 2 <= s <= t + window / 2])
+
+
+def _check_rolling(times, values, window):
+    """Exact at the evaluated points, which follow the documented stride; held between."""
+    evaluated, medians = rolling_median_points(times, values, window)
+    rolling = rolling_median(times, values, window)
+    assert len(rolling) == len(times)
+    assert evaluated[:1] == [0] if times else evaluated == []
+    for k, (i, value) in enumerate(zip(evaluated, medians, strict=True)):
+        t = times[i]
+        assert value == _centred_median(times, values, t, window)
+        size = sum(1 for s in times if t - window / 2 <= s <= t + window / 2)
+        following = evaluated[k + 1] if k + 1 < len(evaluated) else len(times)
+        assert following == min(i + max(1, size // ROLLING_STEPS_PER_WINDOW), len(times))
+        assert rolling[i:following] == [value] * (following - i)
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.floats(0.0, 100.0), min_size=1, max_size=60),
@@ -194,8 +220,26 @@ def test_rolling_median_equals_the_median_of_the_centred_window(gaps, window):
         t += gap / 10
         times.append(t)
     values = [math.sin(i) for i in range(len(times))]
-    rolling = rolling_median(times, values, window)
-    for i, t in enumerate(times):
-        pairs = zip(times, values, strict=True)
-        inside = [v for s, v in pairs if t - window / 2 <= s <= t + window / 2]
-        assert rolling[i] == median(inside)
+    _check_rolling(times, values, window)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    st.integers(200, 1500),
+    st.sampled_from(["noise", "rising", "falling", "few values", "step"]),
+    st.floats(0.5, 20.0),
+    st.integers(0, 2**32),
+)
+def test_rolling_median_of_many_points_is_exact_where_evaluated(count, shape, window, seed):
+    # Windows of hundreds of points: evaluated every size // 64 points, the median
+    # leaving and re-entering the band of values kept around it.
+    rng = random.Random(seed)
+    times = sorted(rng.uniform(0, 60) for _ in range(count))
+    values = {
+        "noise": lambda i: rng.gauss(1, 0.1),
+        "rising": lambda i: i * 0.01,
+        "falling": lambda i: -i * 0.01 + rng.random() * 0.05,
+        "few values": lambda i: float(rng.randrange(4)),
+        "step": lambda i: 1.0 + (0.3 if i > count // 2 else 0.0) + rng.random() * 0.01,
+    }[shape]
+    _check_rolling(times, [values(i) for i in range(count)], window)
