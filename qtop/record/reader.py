@@ -12,7 +12,6 @@ as they always did. Whatever a file holds, reading it never raises anything but
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gzip
 import os
@@ -442,6 +441,9 @@ class Recording:
         Stops after the ``end`` event when ``stop_at_end``; a torn last line is
         held back until its writer finishes it.
         """
+        # Here, not at the top: reading a finished file (report, export) needs no event loop.
+        import asyncio
+
         if self.compressed:
             raise UsageError(f"{self.path}: a compressed recording cannot be followed")
         unpacker = self.unpacker_at(offset)
