@@ -11,6 +11,7 @@ reparented away); at the end none may be left.
 import contextlib
 import os
 import random
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -21,6 +22,8 @@ from qtop.device.plan import RunOptions
 from qtop.device.protocol import ProcessLine
 
 from .helpers import AGENT_SHELLS, group_alive, launch_locally, make_sysfs, profile_for, shell_id
+
+SETSID = shutil.which("setsid")
 
 ACTIONS = ("stop", "complete", "kill-runner", "kill-sampler")
 
@@ -43,11 +46,29 @@ def token_processes(token: str) -> dict[int, tuple[int, str]]:
     return found
 
 
-def orphans(token: str, leader: int) -> list[int]:
+def orphans(token: str, leader: int) -> list[str]:
+    """Processes carrying ``token`` whose parent does not, each described."""
     processes = token_processes(token)
     return [
-        pid for pid, (parent, _) in processes.items() if pid != leader and parent not in processes
+        describe(pid, parent)
+        for pid, (parent, _) in processes.items()
+        if pid != leader and parent not in processes
     ]
+
+
+def command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        return "(gone)"
+
+
+def describe(pid: int, parent: int) -> str:
+    return f"pid {pid} [{command_line(pid)}], parent {parent} [{command_line(parent)}]"
+
+
+def left(token: str) -> list[str]:
+    return [describe(pid, parent) for pid, (parent, _) in token_processes(token).items()]
 
 
 def sampler_pid(run) -> int | None:
@@ -85,10 +106,12 @@ def trial(shell: str, tmp: Path, rng: random.Random) -> None:
     token = (run.run_dir / "token").read_text().strip()
     target = rng.randrange(0, iterations)
     checked = False
+    done = 0
     try:
         while run.state() == "running":
             done = sum(isinstance(line, ProcessLine) for line in run.lines("events"))
-            assert orphans(token, run.pgid) == [], (action, done)
+            found = orphans(token, run.pgid)
+            assert found == [], f"{action} after {done} iterations: orphaned {found}"
             checked = True
             if done >= target:
                 break
@@ -109,7 +132,8 @@ def trial(shell: str, tmp: Path, rng: random.Random) -> None:
                         os.kill(pid, signal.SIGKILL)
             wait_until(lambda: run.state() != "running", "the run ending")
         wait_until(lambda: not group_alive(run.pgid), "the group emptying")
-        assert token_processes(token) == {}, action
+        remaining = left(token)
+        assert remaining == [], f"{action} after {done} iterations left {remaining}"
         assert checked or run.state() != "running"
     finally:
         if group_alive(run.pgid):
@@ -131,3 +155,48 @@ def test_stops_and_deaths_at_random_moments_leave_no_process(tmp_path, shell):
 @pytest.mark.parametrize("shell", AGENT_SHELLS, ids=shell_id)
 def test_many_stops_and_deaths_at_random_moments_leave_no_process(tmp_path, shell):
     trials(shell, tmp_path, 30, seed=1000 + len(shell))
+
+
+@pytest.mark.skipif(SETSID is None, reason="needs setsid (util-linux, toybox, busybox)")
+@pytest.mark.parametrize("shell", AGENT_SHELLS, ids=shell_id)
+def test_a_launcher_outliving_its_parent_is_not_taken_for_a_process_of_the_run(
+    tmp_path, shell, monkeypatch
+):
+    """A setsid that stays alive after starting the run (util-linux's forks and exits,
+    and may be the last to be scheduled) is reparented away from the launch: it must
+    not carry the run's token, or it would be an orphan of the run."""
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    seen = tmp_path / "launcher.env"
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    wrapper = directory / "setsid"
+    wrapper.write_text(f'#!/bin/sh\nenv >"{seen}"\n"{SETSID}" "$@" &\nread -r _ <"{gate}"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{directory}:{os.environ['PATH']}")
+    profile = profile_for(
+        make_sysfs(tmp_path / "sys"),
+        tmp_path / "spool",
+        "{command: 'sleep 0.05', warmup: 0, iterations: 1000, timeout: 5s}",
+        "sample_interval: 20ms",
+    )
+    run = launch_locally(shell, profile)
+    token = (run.run_dir / "token").read_text().strip()
+    try:
+        lingering = [
+            pid
+            for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
+            if command_line(pid).endswith(f"{wrapper} {shell} {run.run_dir}/run.sh {run.run_dir}")
+        ]
+        assert lingering, "the launcher did not stay alive: the test checks nothing"
+        assert orphans(token, run.pgid) == []
+        assert "QTOP_RUN_TOKEN" not in seen.read_text()
+        assert run.pgid in token_processes(token)
+        answer = run.control("stop", str(run.run_dir), "50")
+        assert answer.startswith("stopped\t"), answer
+        assert left(token) == []
+    finally:
+        with open(gate, "w"):
+            pass
+        if group_alive(run.pgid):
+            os.killpg(run.pgid, signal.SIGKILL)

@@ -8,10 +8,29 @@
 # process of its group is left but itself.
 
 qtop_dir=$1
-# shellcheck source=lib.sh
-. "$qtop_dir/lib.sh"
 # shellcheck source=/dev/null
 . "$qtop_dir/plan.sh"
+# The run's token is in the environment of this script and of what it starts,
+# and of nothing else: the launcher's processes (a setsid that forks and exits,
+# the job-control shell) can outlive their parents for a moment, and a process
+# that carries the token without a parent that does is an orphan of the run.
+# So the token is read here and this script started again with it exported
+# (exec: the same process, in the same group).
+qtop_token=
+read -r qtop_token 2>/dev/null <"$qtop_dir/token"
+case $qtop_token in
+'' | *[!0-9a-f]*)
+	printf '%s\n' "no run token in $qtop_dir/token" >"$qtop_dir/launch.err"
+	exit 12
+	;;
+esac
+if [ "${QTOP_RUN_TOKEN:-}" != "$qtop_token" ]; then
+	QTOP_RUN_TOKEN=$qtop_token
+	export QTOP_RUN_TOKEN
+	exec "$QTOP_SHELL" "$qtop_dir/run.sh" "$qtop_dir"
+fi
+# shellcheck source=lib.sh
+. "$qtop_dir/lib.sh"
 trap 'qtop_stop=1' TERM INT
 # Detached on purpose: a hangup is not a stop (the host stops a run with SIGTERM).
 trap '' HUP
