@@ -123,6 +123,10 @@ qtop_due_now() {
 # background subshell started before the timed window opens and ended by
 # qtop_end_helper after it closes; it finds the command in cmd.pid.
 qtop_watchdog() {
+	# An asynchronous list starts with its standard input from /dev/null,
+	# where a timed `read` returns at once: without the run's FIFO back the
+	# watchdog would spin on a core for the whole timeout.
+	[ "$qtop_sleeper" != read ] || exec 0<>"$qtop_fifo"
 	qtop_stop=
 	qtop_signals="INT TERM KILL"
 	[ "${QTOP_SIGINT:-default}" = default ] || qtop_signals="TERM KILL"
