@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from qtop.device.plan import RunOptions
-from qtop.device.protocol import ProcessLine
+from qtop.device.protocol import ProcessLine, SamplerEndLine
 
 from .helpers import AGENT_SHELLS, group_alive, launch_locally, make_sysfs, profile_for, shell_id
 
@@ -198,5 +198,46 @@ def test_a_launcher_outliving_its_parent_is_not_taken_for_a_process_of_the_run(
     finally:
         with open(gate, "w"):
             pass
+        if group_alive(run.pgid):
+            os.killpg(run.pgid, signal.SIGKILL)
+
+
+def process_state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+@pytest.mark.parametrize("runner", ("alive", "killed"))
+@pytest.mark.parametrize("shell", AGENT_SHELLS, ids=shell_id)
+def test_a_stop_just_before_the_samplers_sleep_ends_it_without_a_kill(
+    tmp_path, shell, runner, monkeypatch
+):
+    """The sampler is held (SIGSTOP, a test hook) after its last look at the stop flag
+    and before its sleep, which is a 30 s interval: the stop continues it, and its sleep
+    (a forked `sleep` under dash) is ended, by the runner or, with the runner killed, by
+    the stop itself. The group ends on SIGTERM, the sampler writing its last line."""
+    monkeypatch.setenv("QTOP_TEST_HOLD", "sampler-sleep")
+    profile = profile_for(
+        make_sysfs(tmp_path / "sys"),
+        tmp_path / "spool",
+        "{command: 'sleep 1000', warmup: 0, iterations: 1}",
+        "sample_interval: 30s",
+    )
+    run = launch_locally(shell, profile, RunOptions(calibrations=1))
+    token = (run.run_dir / "token").read_text().strip()
+    try:
+        wait_until(lambda: sampler_pid(run) is not None, "the sampler starting")
+        sampler = sampler_pid(run)
+        assert sampler is not None
+        wait_until(lambda: process_state(sampler) == "T", "the sampler holding before its sleep")
+        if runner == "killed":
+            os.kill(run.pgid, signal.SIGKILL)
+        answer = run.control("stop", str(run.run_dir), "50")
+        assert answer.splitlines()[0].split("\t") == ["stopped", str(run.pgid), "TERM"], answer
+        assert isinstance(run.lines("samples")[-1], SamplerEndLine)
+        assert left(token) == []
+    finally:
         if group_alive(run.pgid):
             os.killpg(run.pgid, signal.SIGKILL)

@@ -575,13 +575,15 @@ qtop_run_blocks() {
 	done
 }
 
-# The sampler ends on SIGTERM (its trap) and a byte on its FIFO (bash runs
-# the trap only once `read -t` returns). In that order: a sampler that forks
-# `sleep` (dash) handles the signal when its sleep ends, so its sleep is
-# ended next, and once the signal is pending it forks no other; the stop is
-# never as late as a sampling interval.
+# The sampler ends on SIGTERM (its trap; and SIGCONT, as a stopped sampler
+# acts on it only once continued) and a byte on its FIFO (bash runs the trap
+# only once `read -t` returns). In that order: a sampler that forks `sleep`
+# (dash) handles the signal when its sleep ends, so its sleeps are ended next,
+# every round until it is gone, a sleep it forked after its last look at the
+# flag too: the stop is never as late as a sampling interval.
 qtop_end_sampler() {
 	kill -TERM "$qtop_sampler" 2>/dev/null
+	kill -CONT "$qtop_sampler" 2>/dev/null
 	[ ! -p "$qtop_dir/wake.sampler" ] || printf '\n' 1<>"$qtop_dir/wake.sampler"
 	qtop_tries=0
 	while qtop_alive "$qtop_sampler"; do
