@@ -198,6 +198,8 @@ qtop_timed() {
 	qtop_t0_f=$qtop_f
 	if [ "$qtop_clock" = epoch ]; then
 		(
+			# A stop whose trap ran after the loop's last look: no command.
+			[ -z "$qtop_stop" ] || exit 143
 			# shellcheck disable=SC2034 # the rest of the line is not needed
 			read -r qtop_me qtop_rest </proc/self/stat
 			qtop_now_epoch
@@ -206,6 +208,8 @@ qtop_timed() {
 		) </dev/null >>"$qtop_dir/stdout" 2>"$qtop_dir/err.cur" 3>&- 4<&-
 	else
 		(
+			# A stop whose trap ran after the loop's last look: no command.
+			[ -z "$qtop_stop" ] || exit 143
 			# shellcheck disable=SC2034 # the rest of the line is not needed
 			read -r qtop_me qtop_rest </proc/self/stat
 			qtop_put "$qtop_me" >"$qtop_dir/cmd.pid"
@@ -269,6 +273,7 @@ qtop_calibrate() {
 	qtop_list=
 	while [ "$qtop_k" -lt "$1" ] && [ -z "$qtop_stop" ]; do
 		qtop_timed "$qtop_cal"
+		[ -z "$qtop_stop" ] || break
 		qtop_list=$qtop_list${qtop_list:+,}$qtop_d
 		qtop_k=$((qtop_k + 1))
 	done
