@@ -241,3 +241,42 @@ def test_a_stop_just_before_the_samplers_sleep_ends_it_without_a_kill(
     finally:
         if group_alive(run.pgid):
             os.killpg(run.pgid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(SETSID is None, reason="needs setsid (util-linux, toybox, busybox)")
+@pytest.mark.parametrize("shell", AGENT_SHELLS, ids=shell_id)
+def test_a_stop_ends_what_the_command_started_in_a_session_of_its_own(tmp_path, shell):
+    """A daemon the command started (setsid) is out of the group's reach; it still
+    carries the run's token, and the stop ends it too."""
+    profile = profile_for(
+        make_sysfs(tmp_path / "sys"),
+        tmp_path / "spool",
+        "{command: 'setsid sleep 1000 & sleep 1000', warmup: 0, iterations: 1}",
+        "sample_interval: 20ms",
+    )
+    run = launch_locally(shell, profile, RunOptions(calibrations=1))
+    token = (run.run_dir / "token").read_text().strip()
+
+    def escaped() -> list[int]:
+        found = []
+        for pid in token_processes(token):
+            with contextlib.suppress(OSError):
+                stat = Path(f"/proc/{pid}/stat").read_text()
+                if stat.rsplit(")", 1)[1].split()[2] != str(run.pgid):
+                    found.append(pid)
+        return found
+
+    try:
+        wait_until(lambda: escaped() != [], "the command's daemon starting")
+        daemon = escaped()
+        answer = run.control("stop", str(run.run_dir), "50")
+        records = [line.split("\t") for line in answer.splitlines()]
+        assert ["stragglers", *map(str, daemon)] in records, answer
+        assert [r[:2] for r in records if r[0] == "stopped"] == [["stopped", str(run.pgid)]], answer
+        assert left(token) == []
+    finally:
+        for pid in token_processes(token):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if group_alive(run.pgid):
+            os.killpg(run.pgid, signal.SIGKILL)
