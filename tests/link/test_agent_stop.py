@@ -47,13 +47,22 @@ def token_processes(token: str) -> dict[int, tuple[int, str]]:
 
 
 def orphans(token: str, leader: int) -> list[str]:
-    """Processes carrying ``token`` whose parent does not, each described."""
+    """Processes carrying ``token`` whose parent does not, each described.
+
+    One pass over /proc is not a snapshot: once pids wrap, a child can be read
+    before its parent, which may have ended in between after the child did (a
+    watchdog is killed once its sleep is dead). A candidate counts once it is
+    read again, still alive, with a parent that does not carry the token.
+    """
     processes = token_processes(token)
-    return [
-        describe(pid, parent)
-        for pid, (parent, _) in processes.items()
-        if pid != leader and parent not in processes
-    ]
+    found = []
+    for pid, (parent, _) in processes.items():
+        if pid == leader or parent in processes:
+            continue
+        again = token_processes(token)
+        if pid in again and again[pid][0] not in again:
+            found.append(describe(pid, again[pid][0]))
+    return found
 
 
 def command_line(pid: int) -> str:
