@@ -362,7 +362,6 @@ def launch_script(plan: RunPlan) -> str:
         "umask 077",
         f"qtop_dir={quote(plan.run_dir)}",
         f"qtop_shell={quote(plan.shell)}",
-        f"qtop_token={quote(plan.token)}",
         # Checked again here: the probe's answer came over another connection.
         f'qtop_spool_check {quote(spool)} || {{ qtop_record error "$qtop_error"; exit 11; }}',
         'mkdir "$qtop_dir" || { qtop_record error "cannot create $qtop_dir"; exit 11; }',

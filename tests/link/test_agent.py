@@ -7,8 +7,10 @@ timeouts as hang guards only.
 """
 
 import itertools
+import os
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
@@ -302,3 +304,57 @@ def test_a_watchdog_per_iteration_leaves_the_iterations_numbered(tree, runs, she
         ("measure", 2, False),
         ("measure", 3, False),
     ]
+
+
+def read_calls(pid: int) -> int:
+    """How many read(2) calls process ``pid`` has made (the kernel's I/O accounting)."""
+    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+        if line.startswith("syscr:"):
+            return int(line.split()[1])
+    raise AssertionError(f"/proc/{pid}/io has no syscr")
+
+
+def the_watchdog(run) -> int:
+    """The runner's child that is neither the sampler nor the measured command."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        command = (run.run_dir / "cmd.pid").read_text().split()
+        kids = Path(f"/proc/{run.pgid}/task/{run.pgid}/children").read_text().split()
+        others = [
+            int(kid)
+            for kid in kids
+            if kid not in command[:1]
+            and b"sampler.sh" not in Path(f"/proc/{kid}/cmdline").read_bytes()
+        ]
+        if command and len(others) == 1:
+            return others[0]
+        time.sleep(0.02)
+    raise AssertionError("hang guard: no watchdog beside the measured command within 30 s")
+
+
+@shells
+def test_a_watchdog_sleeps_until_the_timeout_instead_of_spinning(tree, runs, shell, tmp_path):
+    """An asynchronous list starts with its standard input from /dev/null, where a timed
+    `read` returns at once: a watchdog sleeping that way would call read(2) without end
+    on a busy core. Over ten sampling ticks it makes at most a few calls."""
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    profile = profile_for(
+        *tree,
+        f"{{command: 'cat {gate}', warmup: 0, iterations: 1, timeout: 300s}}",
+        "sample_interval: 20ms",
+    )
+    run = start(runs, shell, profile, RunOptions(calibrations=1))
+    wait_for(run, "events", lambda line: isinstance(line, PhaseLine) and line.phase == "measure")
+    watchdog = the_watchdog(run)
+    before = read_calls(watchdog)
+    ticks = sum(isinstance(line, SampleLine) for line in run.lines("samples"))
+    deadline = time.monotonic() + 60
+    while sum(isinstance(line, SampleLine) for line in run.lines("samples")) < ticks + 10:
+        assert time.monotonic() < deadline, "hang guard: ten ticks within 60 s"
+        time.sleep(0.02)
+    calls = read_calls(watchdog) - before
+    with open(gate, "w"):
+        pass
+    assert calls < 50, f"the watchdog called read(2) {calls} times in ten ticks"
+    assert run.wait() == "completed"

@@ -11,6 +11,7 @@ reparented away); at the end none may be left.
 import contextlib
 import os
 import random
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -18,9 +19,11 @@ from pathlib import Path
 import pytest
 
 from qtop.device.plan import RunOptions
-from qtop.device.protocol import ProcessLine
+from qtop.device.protocol import ProcessLine, SamplerEndLine
 
 from .helpers import AGENT_SHELLS, group_alive, launch_locally, make_sysfs, profile_for, shell_id
+
+SETSID = shutil.which("setsid")
 
 ACTIONS = ("stop", "complete", "kill-runner", "kill-sampler")
 
@@ -43,11 +46,38 @@ def token_processes(token: str) -> dict[int, tuple[int, str]]:
     return found
 
 
-def orphans(token: str, leader: int) -> list[int]:
+def orphans(token: str, leader: int) -> list[str]:
+    """Processes carrying ``token`` whose parent does not, each described.
+
+    One pass over /proc is not a snapshot: once pids wrap, a child can be read
+    before its parent, which may have ended in between after the child did (a
+    watchdog is killed once its sleep is dead). A candidate counts once it is
+    read again, still alive, with a parent that does not carry the token.
+    """
     processes = token_processes(token)
-    return [
-        pid for pid, (parent, _) in processes.items() if pid != leader and parent not in processes
-    ]
+    found = []
+    for pid, (parent, _) in processes.items():
+        if pid == leader or parent in processes:
+            continue
+        again = token_processes(token)
+        if pid in again and again[pid][0] not in again:
+            found.append(describe(pid, again[pid][0]))
+    return found
+
+
+def command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        return "(gone)"
+
+
+def describe(pid: int, parent: int) -> str:
+    return f"pid {pid} [{command_line(pid)}], parent {parent} [{command_line(parent)}]"
+
+
+def left(token: str) -> list[str]:
+    return [describe(pid, parent) for pid, (parent, _) in token_processes(token).items()]
 
 
 def sampler_pid(run) -> int | None:
@@ -85,10 +115,12 @@ def trial(shell: str, tmp: Path, rng: random.Random) -> None:
     token = (run.run_dir / "token").read_text().strip()
     target = rng.randrange(0, iterations)
     checked = False
+    done = 0
     try:
         while run.state() == "running":
             done = sum(isinstance(line, ProcessLine) for line in run.lines("events"))
-            assert orphans(token, run.pgid) == [], (action, done)
+            found = orphans(token, run.pgid)
+            assert found == [], f"{action} after {done} iterations: orphaned {found}"
             checked = True
             if done >= target:
                 break
@@ -109,7 +141,8 @@ def trial(shell: str, tmp: Path, rng: random.Random) -> None:
                         os.kill(pid, signal.SIGKILL)
             wait_until(lambda: run.state() != "running", "the run ending")
         wait_until(lambda: not group_alive(run.pgid), "the group emptying")
-        assert token_processes(token) == {}, action
+        remaining = left(token)
+        assert remaining == [], f"{action} after {done} iterations left {remaining}"
         assert checked or run.state() != "running"
     finally:
         if group_alive(run.pgid):
@@ -131,3 +164,128 @@ def test_stops_and_deaths_at_random_moments_leave_no_process(tmp_path, shell):
 @pytest.mark.parametrize("shell", AGENT_SHELLS, ids=shell_id)
 def test_many_stops_and_deaths_at_random_moments_leave_no_process(tmp_path, shell):
     trials(shell, tmp_path, 30, seed=1000 + len(shell))
+
+
+@pytest.mark.skipif(SETSID is None, reason="needs setsid (util-linux, toybox, busybox)")
+@pytest.mark.parametrize("shell", AGENT_SHELLS, ids=shell_id)
+def test_a_launcher_outliving_its_parent_is_not_taken_for_a_process_of_the_run(
+    tmp_path, shell, monkeypatch
+):
+    """A setsid that stays alive after starting the run (util-linux's forks and exits,
+    and may be the last to be scheduled) is reparented away from the launch: it must
+    not carry the run's token, or it would be an orphan of the run."""
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    seen = tmp_path / "launcher.env"
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    wrapper = directory / "setsid"
+    wrapper.write_text(f'#!/bin/sh\nenv >"{seen}"\n"{SETSID}" "$@" &\nread -r _ <"{gate}"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{directory}:{os.environ['PATH']}")
+    profile = profile_for(
+        make_sysfs(tmp_path / "sys"),
+        tmp_path / "spool",
+        "{command: 'sleep 0.05', warmup: 0, iterations: 1000, timeout: 5s}",
+        "sample_interval: 20ms",
+    )
+    run = launch_locally(shell, profile)
+    token = (run.run_dir / "token").read_text().strip()
+    try:
+        lingering = [
+            pid
+            for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
+            if command_line(pid).endswith(f"{wrapper} {shell} {run.run_dir}/run.sh {run.run_dir}")
+        ]
+        assert lingering, "the launcher did not stay alive: the test checks nothing"
+        assert orphans(token, run.pgid) == []
+        assert "QTOP_RUN_TOKEN" not in seen.read_text()
+        assert run.pgid in token_processes(token)
+        answer = run.control("stop", str(run.run_dir), "50")
+        assert answer.startswith("stopped\t"), answer
+        assert left(token) == []
+    finally:
+        with open(gate, "w"):
+            pass
+        if group_alive(run.pgid):
+            os.killpg(run.pgid, signal.SIGKILL)
+
+
+def process_state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+@pytest.mark.parametrize("runner", ("alive", "killed"))
+@pytest.mark.parametrize("shell", AGENT_SHELLS, ids=shell_id)
+def test_a_stop_just_before_the_samplers_sleep_ends_it_without_a_kill(
+    tmp_path, shell, runner, monkeypatch
+):
+    """The sampler is held (SIGSTOP, a test hook) after its last look at the stop flag
+    and before its sleep, which is a 30 s interval: the stop continues it, and its sleep
+    (a forked `sleep` under dash) is ended, by the runner or, with the runner killed, by
+    the stop itself. The group ends on SIGTERM, the sampler writing its last line."""
+    monkeypatch.setenv("QTOP_TEST_HOLD", "sampler-sleep")
+    profile = profile_for(
+        make_sysfs(tmp_path / "sys"),
+        tmp_path / "spool",
+        "{command: 'sleep 1000', warmup: 0, iterations: 1}",
+        "sample_interval: 30s",
+    )
+    run = launch_locally(shell, profile, RunOptions(calibrations=1))
+    token = (run.run_dir / "token").read_text().strip()
+    try:
+        wait_until(lambda: sampler_pid(run) is not None, "the sampler starting")
+        sampler = sampler_pid(run)
+        assert sampler is not None
+        wait_until(lambda: process_state(sampler) == "T", "the sampler holding before its sleep")
+        if runner == "killed":
+            os.kill(run.pgid, signal.SIGKILL)
+        answer = run.control("stop", str(run.run_dir), "50")
+        assert answer.splitlines()[0].split("\t") == ["stopped", str(run.pgid), "TERM"], answer
+        assert isinstance(run.lines("samples")[-1], SamplerEndLine)
+        assert left(token) == []
+    finally:
+        if group_alive(run.pgid):
+            os.killpg(run.pgid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(SETSID is None, reason="needs setsid (util-linux, toybox, busybox)")
+@pytest.mark.parametrize("shell", AGENT_SHELLS, ids=shell_id)
+def test_a_stop_ends_what_the_command_started_in_a_session_of_its_own(tmp_path, shell):
+    """A daemon the command started (setsid) is out of the group's reach; it still
+    carries the run's token, and the stop ends it too."""
+    profile = profile_for(
+        make_sysfs(tmp_path / "sys"),
+        tmp_path / "spool",
+        "{command: 'setsid sleep 1000 & sleep 1000', warmup: 0, iterations: 1}",
+        "sample_interval: 20ms",
+    )
+    run = launch_locally(shell, profile, RunOptions(calibrations=1))
+    token = (run.run_dir / "token").read_text().strip()
+
+    def escaped() -> list[int]:
+        found = []
+        for pid in token_processes(token):
+            with contextlib.suppress(OSError):
+                stat = Path(f"/proc/{pid}/stat").read_text()
+                if stat.rsplit(")", 1)[1].split()[2] != str(run.pgid):
+                    found.append(pid)
+        return found
+
+    try:
+        wait_until(lambda: escaped() != [], "the command's daemon starting")
+        daemon = escaped()
+        answer = run.control("stop", str(run.run_dir), "50")
+        records = [line.split("\t") for line in answer.splitlines()]
+        assert ["stragglers", *map(str, daemon)] in records, answer
+        assert [r[:2] for r in records if r[0] == "stopped"] == [["stopped", str(run.pgid)]], answer
+        assert left(token) == []
+    finally:
+        for pid in token_processes(token):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if group_alive(run.pgid):
+            os.killpg(run.pgid, signal.SIGKILL)

@@ -50,11 +50,71 @@ qtop_leftovers() {
 	done
 }
 
-# TERM the whole group, give it GRACE_TENTHS tenths of a second, then KILL;
-# then check that no process of the group is left. The group is signalled
-# only after qtop_group_is_run found the run's token in it; a group that is
-# never empty in between cannot have been replaced, so the KILL needs no
-# second look.
+# The sampler's children in group $2 get SIGTERM. A sampler that forks `sleep`
+# (dash) and takes its TERM after its last look at it, just before a fork,
+# sleeps a whole interval more (up to 1000 s): with its runner alive, the
+# runner ends that sleep; with the runner gone, this does, every round of a
+# stop. Only processes of the run's group, whose parent is its sampler.
+qtop_end_sampler_sleeps() {
+	qtop_sampler=
+	read -r qtop_sampler 2>/dev/null <"$1/sampler.pid"
+	qtop_pgid_ok "$qtop_sampler" || return 0
+	qtop_group=$2
+	for qtop_stat in /proc/[0-9]*/stat; do
+		read -r qtop_line 2>/dev/null <"$qtop_stat" || continue
+		qtop_pid=${qtop_line%% *}
+		qtop_line=${qtop_line##*) }
+		# shellcheck disable=SC2086 # the fields after the command name are words
+		set -- $qtop_line
+		[ "$2" = "$qtop_sampler" ] && [ "$3" = "$qtop_group" ] && kill -TERM "$qtop_pid" 2>/dev/null
+	done
+	return 0
+}
+
+# This user's processes, but pid 1 and this shell, that carry the run's token
+# $1, in qtop_found: after the group is empty, what the command started in a
+# session of its own (a daemon) and so out of reach of `kill -- -PGID`. One
+# grep over every environment, then an exact look at each it names.
+qtop_token_stragglers() {
+	qtop_found=
+	# shellcheck disable=SC2013 # grep prints /proc/PID/environ names, one word each
+	for qtop_file in $(grep -lF -e "QTOP_RUN_TOKEN=$1" /proc/[0-9]*/environ 2>/dev/null); do
+		qtop_pid=${qtop_file#/proc/}
+		qtop_pid=${qtop_pid%/environ}
+		if ! qtop_pgid_ok "$qtop_pid" || [ "$qtop_pid" = $$ ] || [ ! -O "/proc/$qtop_pid" ]; then
+			continue
+		fi
+		tr '\0' '\n' 2>/dev/null <"$qtop_file" | grep -qxF "QTOP_RUN_TOKEN=$1" &&
+			qtop_found="$qtop_found $qtop_pid"
+	done
+}
+
+# TERM (and CONT) the stragglers carrying token $1, up to a second, then KILL.
+qtop_end_stragglers() {
+	qtop_token_stragglers "$1"
+	[ -n "$qtop_found" ] || return 0
+	# shellcheck disable=SC2086 # one field a pid
+	qtop_record stragglers $qtop_found
+	# shellcheck disable=SC2086 # pids
+	kill -TERM $qtop_found 2>/dev/null
+	# shellcheck disable=SC2086 # pids
+	kill -CONT $qtop_found 2>/dev/null
+	qtop_i=0
+	while [ -n "$qtop_found" ] && [ "$qtop_i" -lt 10 ]; do
+		sleep 0.1
+		qtop_token_stragglers "$1"
+		qtop_i=$((qtop_i + 1))
+	done
+	# shellcheck disable=SC2086 # pids
+	[ -z "$qtop_found" ] || kill -KILL $qtop_found 2>/dev/null
+}
+
+# TERM the whole group (and CONT it: a stopped process acts on its TERM only
+# once continued), give it GRACE_TENTHS tenths of a second, then KILL; then
+# check that no process of the group is left, and end the run's stragglers
+# outside it. The group is signalled only after qtop_group_is_run found the
+# run's token in it; a group that is never empty in between cannot have been
+# replaced, so the KILL needs no second look.
 qtop_stop_run() {
 	if ! qtop_run_dir_ok "$1"; then
 		qtop_record error "$qtop_error"
@@ -74,9 +134,11 @@ qtop_stop_run() {
 		fi
 		qtop_how=TERM
 		qtop_kill_group TERM "$qtop_pgid"
+		qtop_kill_group CONT "$qtop_pgid"
 		qtop_wake_all "$1"
 		qtop_i=0
 		while qtop_group_alive "$qtop_pgid" && [ "$qtop_i" -lt "$2" ]; do
+			qtop_end_sampler_sleeps "$1" "$qtop_pgid"
 			sleep 0.1
 			qtop_i=$((qtop_i + 1))
 		done
@@ -94,6 +156,7 @@ qtop_stop_run() {
 		qtop_record alive "$qtop_pgid"
 		return 4
 	fi
+	qtop_end_stragglers "$qtop_token"
 	read -r qtop_state <"$1/state"
 	[ "$qtop_state" != running ] || qtop_put stopped >"$1/state"
 	qtop_record stopped "$qtop_pgid" "$qtop_how"

@@ -1,16 +1,15 @@
 # shellcheck shell=sh
 # qtop device agent: the end of the launch script, after lib.sh, the run's
-# variables (qtop_dir, qtop_shell, qtop_token) and its files. Starts run.sh
-# detached in a session and process group of its own and prints
-# "launched DIR PGID HOW" once run.sh has recorded its group.
+# variables (qtop_dir, qtop_shell) and its files. Starts run.sh detached in a
+# session and process group of its own and prints "launched DIR PGID HOW" once
+# run.sh has recorded its group. The run's token is not exported here: run.sh
+# takes it from its file, so no process of the launch carries it.
 
-# shellcheck disable=SC2154 # qtop_dir, qtop_shell and qtop_token come before this file
+# shellcheck disable=SC2154 # qtop_dir and qtop_shell come before this file
 for qtop_file in samples events stdout err.cur cmd.pid timed_out; do
 	: >"$qtop_dir/$qtop_file"
 done
 qtop_out="$qtop_dir/agent.err"
-QTOP_RUN_TOKEN=$qtop_token
-export QTOP_RUN_TOKEN
 
 # An asynchronous command of a non-interactive shell starts with SIGINT
 # ignored, and a shell cannot undo that, so the run would be deaf to the

@@ -8,10 +8,29 @@
 # process of its group is left but itself.
 
 qtop_dir=$1
-# shellcheck source=lib.sh
-. "$qtop_dir/lib.sh"
 # shellcheck source=/dev/null
 . "$qtop_dir/plan.sh"
+# The run's token is in the environment of this script and of what it starts,
+# and of nothing else: the launcher's processes (a setsid that forks and exits,
+# the job-control shell) can outlive their parents for a moment, and a process
+# that carries the token without a parent that does is an orphan of the run.
+# So the token is read here and this script started again with it exported
+# (exec: the same process, in the same group).
+qtop_token=
+read -r qtop_token 2>/dev/null <"$qtop_dir/token"
+case $qtop_token in
+'' | *[!0-9a-f]*)
+	printf '%s\n' "no run token in $qtop_dir/token" >"$qtop_dir/launch.err"
+	exit 12
+	;;
+esac
+if [ "${QTOP_RUN_TOKEN:-}" != "$qtop_token" ]; then
+	QTOP_RUN_TOKEN=$qtop_token
+	export QTOP_RUN_TOKEN
+	exec "$QTOP_SHELL" "$qtop_dir/run.sh" "$qtop_dir"
+fi
+# shellcheck source=lib.sh
+. "$qtop_dir/lib.sh"
 trap 'qtop_stop=1' TERM INT
 # Detached on purpose: a hangup is not a stop (the host stops a run with SIGTERM).
 trap '' HUP
@@ -104,6 +123,10 @@ qtop_due_now() {
 # background subshell started before the timed window opens and ended by
 # qtop_end_helper after it closes; it finds the command in cmd.pid.
 qtop_watchdog() {
+	# An asynchronous list starts with its standard input from /dev/null,
+	# where a timed `read` returns at once: without the run's FIFO back the
+	# watchdog would spin on a core for the whole timeout.
+	[ "$qtop_sleeper" != read ] || exec 0<>"$qtop_fifo"
 	qtop_stop=
 	qtop_signals="INT TERM KILL"
 	[ "${QTOP_SIGINT:-default}" = default ] || qtop_signals="TERM KILL"
@@ -175,6 +198,8 @@ qtop_timed() {
 	qtop_t0_f=$qtop_f
 	if [ "$qtop_clock" = epoch ]; then
 		(
+			# A stop whose trap ran after the loop's last look: no command.
+			[ -z "$qtop_stop" ] || exit 143
 			# shellcheck disable=SC2034 # the rest of the line is not needed
 			read -r qtop_me qtop_rest </proc/self/stat
 			qtop_now_epoch
@@ -183,6 +208,8 @@ qtop_timed() {
 		) </dev/null >>"$qtop_dir/stdout" 2>"$qtop_dir/err.cur" 3>&- 4<&-
 	else
 		(
+			# A stop whose trap ran after the loop's last look: no command.
+			[ -z "$qtop_stop" ] || exit 143
 			# shellcheck disable=SC2034 # the rest of the line is not needed
 			read -r qtop_me qtop_rest </proc/self/stat
 			qtop_put "$qtop_me" >"$qtop_dir/cmd.pid"
@@ -246,6 +273,7 @@ qtop_calibrate() {
 	qtop_list=
 	while [ "$qtop_k" -lt "$1" ] && [ -z "$qtop_stop" ]; do
 		qtop_timed "$qtop_cal"
+		[ -z "$qtop_stop" ] || break
 		qtop_list=$qtop_list${qtop_list:+,}$qtop_d
 		qtop_k=$((qtop_k + 1))
 	done
@@ -552,13 +580,15 @@ qtop_run_blocks() {
 	done
 }
 
-# The sampler ends on SIGTERM (its trap) and a byte on its FIFO (bash runs
-# the trap only once `read -t` returns). In that order: a sampler that forks
-# `sleep` (dash) handles the signal when its sleep ends, so its sleep is
-# ended next, and once the signal is pending it forks no other; the stop is
-# never as late as a sampling interval.
+# The sampler ends on SIGTERM (its trap; and SIGCONT, as a stopped sampler
+# acts on it only once continued) and a byte on its FIFO (bash runs the trap
+# only once `read -t` returns). In that order: a sampler that forks `sleep`
+# (dash) handles the signal when its sleep ends, so its sleeps are ended next,
+# every round until it is gone, a sleep it forked after its last look at the
+# flag too: the stop is never as late as a sampling interval.
 qtop_end_sampler() {
 	kill -TERM "$qtop_sampler" 2>/dev/null
+	kill -CONT "$qtop_sampler" 2>/dev/null
 	[ ! -p "$qtop_dir/wake.sampler" ] || printf '\n' 1<>"$qtop_dir/wake.sampler"
 	qtop_tries=0
 	while qtop_alive "$qtop_sampler"; do

@@ -15,6 +15,14 @@ qtop_dir=$1
 . "$qtop_dir/plan.sh"
 # shellcheck source=/dev/null
 . "$qtop_dir/tick.sh"
+# Tests hold the sampler (it stops itself) at a named point, to act in a
+# window that timing alone would hit only by chance: "sampler-sleep" is after
+# its last look at qtop_stop and before it sleeps.
+qtop_hold=
+[ "${QTOP_TEST_HOLD:-}" != sampler-sleep ] || qtop_hold="kill -STOP $$"
+# Whoever stops the run ends this sampler's forked sleeps by this pid (control,
+# when the runner is gone).
+qtop_put "$$" >"$qtop_dir/sampler.pid"
 exec >>"$qtop_dir/samples" 2>/dev/null
 trap 'qtop_stop=1' TERM INT
 # Detached on purpose: a hangup is not a stop (the host stops a run with SIGTERM).
@@ -78,6 +86,7 @@ while :; do
 	: $((qtop_seq += 1)) $((qtop_slot += 1)) $((qtop_due_u += qtop_interval)) \
 		$((qtop_due_s += qtop_due_u / 1000000)) $((qtop_due_u %= 1000000))
 	case $qtop_stop in ?*) break ;; esac
+	$qtop_hold
 	qtop_sleep_us $((qtop_interval - qtop_late))
 	$qtop_now_fn
 done
