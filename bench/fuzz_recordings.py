@@ -7,6 +7,9 @@ each entry point as the command line runs it, in the worker's own process:
 report in its four formats, replay --headless, export as csv (samples and
 iterations), perfetto and jsonl, seeks to several device times, and compare.
 Every input goes through every entry point, so N inputs are N per entry point.
+The report's formats and replay --headless share one ``summarize_recording``
+of the input (the same function on the same bytes; each renders it as its
+command does), and compare runs 100 bootstrap resamples, its minimum.
 
 Workers (--workers, forked once; bench/fuzz_pool.py) run inputs one after the
 other. Input ``i`` of seed ``s`` is the same file every time, so a finding is
