@@ -105,10 +105,16 @@ class Pool:
         child.close()
         return _Slot(process, parent, current, psutil.Process(process.pid))
 
-    def run(self, first: int, stop: int, totals: Totals) -> Iterator[tuple[int, Any] | Lost | None]:
+    def run(
+        self, first: int, stop: int, totals: Totals, deadline: float = float("inf")
+    ) -> Iterator[tuple[int, Any] | Lost | None]:
         """Every finding as ``(number, finding)`` and every ``Lost`` input, as they come,
         and None at least every ``POLL_S`` (a moment to report progress); ``totals``
-        counts the inputs done and their outcomes as it goes."""
+        counts the inputs done and their outcomes as it goes.
+
+        After ``deadline`` (``time.monotonic()``) no chunk is started, and the chunks
+        under way finish: chunks go out in order, so the inputs done are always
+        ``first`` to ``first + totals.inputs - 1``."""
         pending: list[tuple[int, int]] = [
             (start, min(start + self.chunk, stop)) for start in range(first, stop, self.chunk)
         ]
@@ -133,6 +139,8 @@ class Pool:
                             totals.inputs += message[1]
                             totals.outcomes.update(message[2])
                             slot.chunk = None
+                            if time.monotonic() >= deadline:
+                                pending.clear()
                             self._hand_out(slot, pending)
                 for index, slot in enumerate(slots):
                     if slot.chunk is not None and self._stuck(slot):

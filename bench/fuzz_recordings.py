@@ -86,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
         f"{args.cpu_limit:g} s of CPU per entry point",
         flush=True,
     )
-    for item in pool.run(args.first, stop, totals):
+    deadline = began + 60 * args.minutes if args.minutes else float("inf")
+    for item in pool.run(args.first, stop, totals, deadline):
         if isinstance(item, Lost):
             kind = "hang" if item.kind == "stuck" else "crash"
             found: tuple[int, tuple[str, ...]] | None = (
@@ -120,7 +121,8 @@ def run(args: argparse.Namespace) -> int:
     )
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
-        f"\n{totals.inputs:,} inputs, each through {len(ENTRY_POINTS)} entry points "
+        f"\n{totals.inputs:,} inputs ({args.first:,} to {args.first + totals.inputs - 1:,} "
+        f"of seed {args.seed}), each through {len(ENTRY_POINTS)} entry points "
         f"({', '.join(ENTRY_POINTS)})"
     )
     print(
@@ -157,6 +159,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inputs", type=int, default=10_000, help="inputs (per entry point)")
     parser.add_argument("--first", type=int, default=0, help="the first input's number")
+    parser.add_argument(
+        "--minutes", type=float, help="start no input after this long (those begun finish)"
+    )
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cpu-limit", type=float, default=2.0, help="CPU seconds per entry point")
