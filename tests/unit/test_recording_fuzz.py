@@ -372,3 +372,16 @@ def test_a_latency_that_makes_times_overflow_is_null_in_the_jsonl_export(tmp_pat
     ]
     overflowed = [e for e in events if e["kind"] == "iteration" and e["end"] is None]
     assert overflowed, "the damaged run's iterations are exported, their ends as null"
+
+
+def test_overflowing_products_of_both_signs_give_no_drift_slope_instead_of_a_crash(tmp_path):
+    # A latency of -1e308 and an end at 2**63 - 1 in one window: the drift slope's
+    # products overflowed to -inf and +inf, and math.fsum raised ValueError in every
+    # command that analyses (bench/fuzz_recordings.py, input 1:68819).
+    lines = fixture_lines("sustained.jsonl")
+    lines = edited(lines, 424, lambda data: data.update(latency_s=-1e308))
+    lines = edited(lines, 438, lambda data: data.update(end=2**63 - 1))
+    window = [*lines[:2], *lines[418:473], *lines[-2:]]
+    path = tmp_path / "overflow.jsonl"
+    path.write_bytes(b"".join(window))
+    clean_everywhere(path)
