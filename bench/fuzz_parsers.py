@@ -8,29 +8,31 @@ tests/parsers/fuzz_support.py: each parser (and everything that reads its
 result), ``qtop ops``, and the live profiler hooks.
 
 Inputs are numbered and rebuilt from (seed, target, number), so any finding
-can be replayed: ``--replay TARGET NUMBER``. Each input gets ``--time-limit``
-seconds of CPU time (a profiling timer in the worker, so a busy machine does
-not turn slow inputs into hangs; a worker that spends a minute of CPU on one
-input, stuck where the timer cannot interrupt it, is killed by the parent);
-an input that runs out of time is a hang. Measured in CPU time, a run can be
-paused (SIGSTOP / SIGCONT) without inventing hangs. Each distinct
-crash (exception type and innermost qtop frame) is written once to
-``--findings`` with its input and traceback. Prints, per target, the inputs
-run, inputs/s, crashes (distinct and total) and hangs.
+can be replayed: ``--replay TARGET NUMBER``. Workers (--jobs, forked once per
+target; bench/fuzz_pool.py) run the inputs one after the other in their own
+process. Each input gets ``--time-limit`` seconds of CPU time (a profiling
+timer in the worker, so a busy machine does not turn slow inputs into hangs);
+an input that runs out of time is a hang. A worker that dies on an input, or
+spends a minute of CPU (or 15 minutes) on one where the timer cannot interrupt
+it, is killed by the parent: that input is a finding, and a fresh worker goes
+on with the next. Each distinct crash (exception type and innermost qtop
+frame) is written once to ``--findings`` with its input and traceback. Prints,
+per target, the inputs run, inputs/s (wall and per CPU second of the
+workers), crashes (distinct and total) and hangs.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
-import multiprocessing
 import os
-import queue
 import random
 import signal
 import sys
 import time
 import traceback
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +41,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "parsers"))
 
 import fuzz_support  # noqa: E402
-import psutil  # noqa: E402
+from fuzz_pool import Lost, Pool, Totals  # noqa: E402
 
-REPORT_EVERY_S = 30.0
+REPORT_EVERY_S = 60.0
+CHUNK = 200
 
 
 class Hang(BaseException):
@@ -66,37 +69,23 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise Hang
 
 
-def worker(
-    target: str,
-    seed: int,
-    first: int,
-    step: int,
-    count: int,
-    time_limit: float,
-    current: Any,
-    results: Any,
-) -> None:
+def one_input(
+    target: str, seed: int, time_limit: float, number: int
+) -> tuple[Counter[str], list[Any]]:
+    """In a worker: input ``number`` through ``target`` under a CPU timer; a finding is
+    (kind, what, traceback, input)."""
+    data = build_input(seed, target, number)
     signal.signal(signal.SIGPROF, _on_alarm)
-    check = fuzz_support.TARGETS[target]
-    done = 0
-    for number in range(first, count, step):
-        data = build_input(seed, target, number)
-        current.value = number
-        signal.setitimer(signal.ITIMER_PROF, time_limit)
-        try:
-            check(data)
-        except Hang:
-            results.put(("hang", target, number, f"over {time_limit:g} s of CPU", "", data))
-        except (Exception, RecursionError) as exc:
-            results.put(("crash", target, number, signature(exc), traceback.format_exc(), data))
-        finally:
-            signal.setitimer(signal.ITIMER_PROF, 0)
-        done += 1
-        if done % 200 == 0:
-            results.put(("progress", target, done, "", "", b""))
-            done = 0
-    results.put(("progress", target, done, "", "", b""))
-    current.value = -1
+    signal.setitimer(signal.ITIMER_PROF, time_limit)
+    try:
+        fuzz_support.TARGETS[target](data)
+    except Hang:
+        return Counter(hang=1), [("hang", f"over {time_limit:g} s of CPU", "", data)]
+    except (Exception, RecursionError) as exc:
+        return Counter(crash=1), [("crash", signature(exc), traceback.format_exc(), data)]
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+    return Counter(ok=1), []
 
 
 class Findings:
@@ -131,71 +120,44 @@ class Findings:
 
 
 def run_target(target: str, args: argparse.Namespace, findings: Findings) -> dict[str, float]:
-    context = multiprocessing.get_context("fork")
-    results = context.Queue()
-    hard_limit = max(30 * args.time_limit, 60.0)
-    slots: list[dict[str, Any]] = []
-
-    def start(first: int, step: int) -> dict[str, Any]:
-        current = context.Value("q", -1)
-        process = context.Process(
-            target=worker,
-            args=(target, args.seed, first, step, args.inputs, args.time_limit, current, results),
-            daemon=True,
-        )
-        process.start()
-        return {
-            "process": process,
-            "cpu": psutil.Process(process.pid),
-            "current": current,
-            "step": step,
-            "last": -1,
-            "since": 0.0,
-        }
-
-    for first in range(args.jobs):
-        slots.append(start(first, args.jobs))
-    done = 0
+    pool = Pool(
+        functools.partial(one_input, target, args.seed, args.time_limit),
+        workers=args.jobs,
+        chunk=CHUNK,
+        stuck_cpu_s=max(30 * args.time_limit, 60.0),
+    )
+    totals = Totals()
     started = time.monotonic()
-    last_report = started
-    while any(slot["process"].is_alive() for slot in slots) or not results.empty():
-        try:
-            kind, _, number, what, trace, data = results.get(timeout=0.5)
-        except queue.Empty:
-            kind = ""
-        if kind == "progress":
-            done += number
-        elif kind == "crash":
-            findings.crash(target, number, what, trace, data)
-        elif kind == "hang":
-            findings.hang(target, number, what, data)
+    cpu_started = _children_cpu()
+    next_report = started + REPORT_EVERY_S
+    for item in pool.run(args.first, args.first + args.inputs, totals):
+        if isinstance(item, Lost):
+            data = build_input(args.seed, target, item.number)
+            if item.kind == "stuck":
+                findings.hang(target, item.number, item.what, data)
+            else:
+                findings.crash(target, item.number, item.what, "", data)
+        elif item is not None:
+            number, (kind, what, trace, data) = item
+            if kind == "hang":
+                findings.hang(target, number, what, data)
+            else:
+                findings.crash(target, number, what, trace, data)
         now = time.monotonic()
-        for index, slot in enumerate(slots):
-            number = slot["current"].value
-            if number < 0 or not slot["process"].is_alive():
-                continue
-            try:
-                cpu = sum(slot["cpu"].cpu_times()[:2])
-            except psutil.Error:
-                continue
-            if number != slot["last"]:
-                slot["last"], slot["since"] = number, cpu
-            elif cpu - slot["since"] > hard_limit:
-                # Stuck where the alarm cannot interrupt it (inside C code).
-                slot["process"].kill()
-                slot["process"].join()
-                data = build_input(args.seed, target, number)
-                findings.hang(target, number, f"{hard_limit:g} s of CPU on one input", data)
-                done += 1
-                step = slot["step"]
-                if number + step < args.inputs:
-                    slots[index] = start(number + step, step)
-        if now - last_report > REPORT_EVERY_S:
-            last_report = now
-            rate = done / (now - started)
-            print(f"  {target}: {done:,} inputs, {rate:,.0f}/s", flush=True)
-    elapsed = time.monotonic() - started
-    return {"inputs": done, "seconds": elapsed}
+        if now >= next_report:
+            next_report += REPORT_EVERY_S
+            rate = totals.inputs / (now - started)
+            print(f"  {target}: {totals.inputs:,} inputs, {rate:,.0f}/s", flush=True)
+    return {
+        "inputs": totals.inputs,
+        "seconds": time.monotonic() - started,
+        "cpu": _children_cpu() - cpu_started,
+    }
+
+
+def _children_cpu() -> float:
+    times = os.times()
+    return times.children_user + times.children_system
 
 
 def replay(args: argparse.Namespace) -> None:
@@ -212,6 +174,7 @@ def replay(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inputs", type=int, default=100_000, help="inputs per target")
+    parser.add_argument("--first", type=int, default=0, help="the first input's number")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument(
         "--time-limit", type=float, default=2.0, help="CPU seconds per input (default 2)"
@@ -241,9 +204,11 @@ def main() -> None:
         crashes = findings.crashes.get(target, {})
         hangs = findings.hangs.get(target, 0)
         rate = result["inputs"] / result["seconds"] if result["seconds"] else 0.0
+        cpu_rate = result["inputs"] / result["cpu"] if result["cpu"] else 0.0
         print(
             f"{target}: {result['inputs']:,} inputs in {result['seconds']:.0f} s "
-            f"({rate:,.0f}/s): {len(crashes)} distinct crash(es) "
+            f"({rate:,.0f}/s; {cpu_rate:,.0f} per CPU second of the workers): "
+            f"{len(crashes)} distinct crash(es) "
             f"({sum(crashes.values())} inputs), {hangs} hang(s)",
             flush=True,
         )

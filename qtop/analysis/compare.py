@@ -37,6 +37,7 @@ from qtop.analysis.variability import (
     metric_interval,
 )
 from qtop.errors import UsageError
+from qtop.textsafe import plain
 from qtop.variants import split_repetition
 
 DEFAULT_CONFIDENCE = 0.95
@@ -445,7 +446,8 @@ def evaluate_gate(gate: Gate, comparison: VariantComparison, confidence: float) 
     """Fail when the lower confidence bound of the regression exceeds the threshold."""
     delta = comparison.delta(gate.metric)
     base, new = comparison.base_variant, comparison.new_variant
-    name = f"{base} vs {new}" if base and new and base != new else new or base
+    # Variant names come from the device: the error is printed, so never raw.
+    name = plain(f"{base} vs {new}" if base and new and base != new else new or base)
     if delta is None or delta.change is None:
         why = delta.note if delta is not None and delta.note else "the metric is missing"
         raise UsageError(

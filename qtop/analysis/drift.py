@@ -135,9 +135,11 @@ def _slope_per_min(
     """Least-squares latency slope per minute, as a share of the median latency (None
     where there is none, or a damaged recording's numbers overflow it)."""
     try:
-        return _least_squares_slope(times, latencies, median_s, mean_s)
-    except (OverflowError, ZeroDivisionError):
+        slope = _least_squares_slope(times, latencies, median_s, mean_s)
+    except (OverflowError, ValueError, ZeroDivisionError):
+        # fsum raises ValueError where overflowed products of both signs meet (-inf + inf).
         return None
+    return slope if slope is None or math.isfinite(slope) else None
 
 
 def _least_squares_slope(

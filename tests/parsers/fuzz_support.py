@@ -92,12 +92,14 @@ _FIXTURE_KINDS: dict[str, tuple[Path, ...]] = {
 assert set(_FIXTURE_KINDS) == set(KINDS)
 
 
-def seeds(kind: str) -> list[bytes]:
-    return [path.read_bytes() for path in _FIXTURE_KINDS[kind]]
+@functools.cache
+def seeds(kind: str) -> tuple[bytes, ...]:
+    return tuple(path.read_bytes() for path in _FIXTURE_KINDS[kind])
 
 
-def all_seeds() -> list[bytes]:
-    return [data for kind in KINDS for data in seeds(kind)]
+@functools.cache
+def all_seeds() -> tuple[bytes, ...]:
+    return tuple(data for kind in KINDS for data in seeds(kind))
 
 
 # --- what every parsed profile must survive -------------------------------------------------
@@ -275,7 +277,7 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
 }
 
 
-def target_seeds(target: str) -> list[bytes]:
+def target_seeds(target: str) -> Sequence[bytes]:
     if target.startswith("parser:"):
         return seeds(target.removeprefix("parser:"))
     if target == "hook:execute_stats":

@@ -333,3 +333,55 @@ def test_terminal_escapes_in_variant_names_never_reach_compare_or_report(tmp_pat
     path = tmp_path / "variants.jsonl"
     path.write_text(text.replace('"variant":"w8a8"', f'"variant":"{hostile}"'))
     clean_everywhere(path)
+
+
+def test_a_variant_with_only_warmup_named_in_a_gate_error_is_never_raw(tmp_path):
+    # compare's "cannot check the gate ... for variant NAME" error printed the name raw
+    # (found by bench/fuzz_recordings.py, input 1:34216).
+    lines = fixture_lines("simple.jsonl")
+    at = first_line(lines, "iteration")
+
+    def hostile(data):
+        data["variant"] = "nsp\x1b]0;pwned\x07"
+
+    path = tmp_path / "warmup-variant.jsonl"
+    path.write_bytes(b"".join(edited(lines, at, hostile)))
+    clean_everywhere(path)
+
+
+def test_a_latency_that_makes_times_overflow_is_null_in_the_jsonl_export(tmp_path):
+    # An iterations run with a latency of 1.8e308 s gives ends (and the next starts) of
+    # infinity: export --format jsonl raised ValueError (bench/fuzz_recordings.py, 1:42939).
+    lines = fixture_lines("demo-v2.jsonl")
+    at = first_line(lines, "iterations")
+
+    def huge(data):
+        data["latency_s"] = 1.7976931348623157e308
+
+    path = tmp_path / "huge-run.jsonl"
+    path.write_bytes(b"".join(edited(lines, at, huge)))
+    clean_everywhere(path)
+    exported = subprocess.run(
+        [sys.executable, "-m", "qtop", "export", str(path), "--format", "jsonl", "-o", "-"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert exported.returncode == 0, exported.stderr
+    events = [
+        json.loads(line, parse_constant=lambda token: pytest.fail(f"{token} in the export"))
+        for line in exported.stdout.splitlines()
+    ]
+    overflowed = [e for e in events if e["kind"] == "iteration" and e["end"] is None]
+    assert overflowed, "the damaged run's iterations are exported, their ends as null"
+
+
+def test_overflowing_products_of_both_signs_give_no_drift_slope_instead_of_a_crash(tmp_path):
+    # A latency of -1e308 and an end at 2**63 - 1 in one window: the drift slope's
+    # products overflowed to -inf and +inf, and math.fsum raised ValueError in every
+    # command that analyses (bench/fuzz_recordings.py, input 1:68819).
+    lines = fixture_lines("sustained.jsonl")
+    lines = edited(lines, 424, lambda data: data.update(latency_s=-1e308))
+    lines = edited(lines, 438, lambda data: data.update(end=2**63 - 1))
+    window = [*lines[:2], *lines[418:473], *lines[-2:]]
+    path = tmp_path / "overflow.jsonl"
+    path.write_bytes(b"".join(window))
+    clean_everywhere(path)
