@@ -45,8 +45,10 @@ async def test_an_early_stop_ends_each_variant_cleanly_and_says_why(tmp_path, ca
         mine = [i for i in measured if i["variant"] == marker["variant"]]
         queries = int(marker["note"].split(" after ")[1].split()[0])
         assert minimum_queries() <= queries < PLANNED
-        # The agent sees the request between iterations: at most a couple more ran.
-        assert queries <= len(mine) <= queries + 3
+        # The agent sees the request between iterations; how many ran meanwhile is how long
+        # the host took to send it (a few 10 ms iterations, more on a loaded machine), far
+        # from the planned count either way.
+        assert queries <= len(mine) < queries + PLANNED // 10
         assert "(margin 100%)" in marker["note"]
     analysis = analyze(open_recording(path).events())
     for variant in analysis.variants:
