@@ -233,14 +233,26 @@ class SimBoard:
         return found
 
     def kill_processes(self) -> int:
-        processes = self.processes()
-        for process in processes:
-            with contextlib.suppress(psutil.Error):
-                process.kill()
-        deadline = time.monotonic() + 3.0
-        while time.monotonic() < deadline and any(_alive(p) for p in processes):
-            time.sleep(0.01)
-        return len(processes)
+        """Kill every process of this board; how many were killed.
+
+        One scan of /proc is not a snapshot: a process may fork between being listed
+        and being killed (a runner starting its next command), so the board is scanned
+        again until a scan finds nothing alive.
+        """
+        killed: set[int] = set()
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline:
+            processes = self.processes()
+            if not processes:
+                break
+            for process in processes:
+                with contextlib.suppress(psutil.Error):
+                    process.kill()
+                killed.add(process.pid)
+            settle = time.monotonic() + 1.0
+            while time.monotonic() < settle and any(_alive(p) for p in processes):
+                time.sleep(0.01)
+        return len(killed)
 
 
 def install_android_tools(directory: Path) -> None:
