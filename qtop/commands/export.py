@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TextIO
@@ -167,21 +166,10 @@ def write_event_lines(events: Iterable[Event], out: TextIO) -> int:
     Control characters in text are JSON escapes (``\\u009b``), never raw.
     """
     from qtop.record.lines import dumps_text
+    from qtop.report.render import non_finite_as_null
 
     count = 0
     for event in events:
-        out.write(dumps_text(_finite(event.to_dict())))
+        out.write(dumps_text(non_finite_as_null(event.to_dict())))
         count += 1
     return count
-
-
-def _finite(value: Any) -> Any:
-    """``value`` with every float that is not finite as null: a damaged recording (a
-    latency of 1.8e308 s) can make times no float holds, and JSON has no infinity."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(item) for item in value]
-    return value

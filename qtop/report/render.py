@@ -147,21 +147,22 @@ def _recording_text(summary: RecordingSummary) -> str:
     return "\n".join(lines)
 
 
-def _finite(value: Any) -> Any:
-    """``value`` with every figure no float holds (a -1e308 s latency in ms) as null:
-    JSON has no infinity, and a damaged recording still gets its report."""
+def non_finite_as_null(value: Any) -> Any:
+    """``value`` with every float that is not finite as null, in nested dicts and lists:
+    JSON has no infinity, and a damaged recording (a -1e308 s latency in ms, times a
+    1.8e308 s latency pushed past any float) still gets its report and its export."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
+        return {key: non_finite_as_null(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_finite(item) for item in value]
+        return [non_finite_as_null(item) for item in value]
     return value
 
 
 def render(summaries: Sequence[RecordingSummary], fmt_name: str) -> str:
     if fmt_name == "json":
-        payload = [_finite(s.to_dict()) for s in summaries]
+        payload = [non_finite_as_null(s.to_dict()) for s in summaries]
         return json.dumps(payload[0] if len(payload) == 1 else payload, indent=2, allow_nan=False)
     if fmt_name == "csv":
         return _render_csv(summaries)
