@@ -35,7 +35,7 @@ def of_kind(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 def check_complete(events: list[dict[str, Any]], processes: int, faults: int) -> None:
     """Contiguous, unduplicated samples and iterations; every fault (at least) noticed and
-    resumed; run completed."""
+    resumed; no line lost; run completed."""
     assert events[0]["kind"] == "header" and events[-1]["kind"] == "end"
     samples = [e["seq"] for e in of_kind(events, "sample")]
     assert samples == list(range(len(samples))), "sample seq not contiguous from 0"
@@ -46,7 +46,10 @@ def check_complete(events: list[dict[str, Any]], processes: int, faults: int) ->
     # that was only slow, which is one more drop, and it must be resumed like the others.
     assert links["disconnected"] >= faults
     assert links["reconnected"] == links["disconnected"]
-    assert links["gap"] == 0
+    # A sampler starved of CPU (a simulated board on a busy machine) skips ticks and says
+    # so: that is the device's load, not a loss. A line missing from a file is a loss.
+    gaps = [e["detail"] for e in of_kind(events, "link") if e["state"] == "gap"]
+    assert all("the sampler fell behind" in detail for detail in gaps), gaps
     end = events[-1]
     assert end["reason"] == "completed", end
     assert end["counts"]["reconnects"] == links["reconnected"]

@@ -3,7 +3,10 @@
 Every wait is on the app's messages (``next_message``), never on the clock.
 """
 
-from collections.abc import AsyncIterator, Callable
+import asyncio
+import contextlib
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 
 import pytest
 from textual.widgets import Static
@@ -12,9 +15,10 @@ from qtop.errors import RunFailed
 from qtop.events import Event
 from qtop.record.reader import open_recording
 from qtop.record.replay import ReplaySource
+from qtop.record.writer import RecordingWriter
 from qtop.session import Session
 from qtop.session_set import DeviceSession
-from qtop.ui.devices.app import DevicesApp
+from qtop.ui.devices.app import DevicesApp, dashboard_command
 from qtop.ui.devices.column import DeviceColumn
 from qtop.ui.format import fmt_ms
 from qtop.ui.screens.quit import QuitScreen
@@ -172,3 +176,104 @@ async def test_a_set_of_recordings_replays_together_aligned_on_each_start():
                 s.position_t is not None and s.position_t <= s.t_start + 1 for s in sources
             ),
         )
+
+
+class HandOverRecorded(DevicesApp):
+    """Records what would be given the terminal instead of running it."""
+
+    handed: list[list[str]]
+
+    async def hand_over(self, command: Sequence[str]) -> None:
+        self.handed = [*getattr(self, "handed", []), list(command)]
+        # What the user sees in the meantime: the combined replay is held where it is.
+        assert self.replay is None or self.replay.paused
+
+
+async def test_a_device_s_full_dashboard_opens_on_its_recording_from_its_key_or_column(tmp_path):
+    live_path = tmp_path / "live.jsonl"
+    events = list(open_recording(SIMPLE).events())
+    live = fed(SIMPLE)
+    writer = RecordingWriter(live_path, events[0])
+    devices = [
+        DeviceSession("evk", Session(live, recorder=writer)),
+        DeviceSession("phone", None, "phone: nothing answers"),
+    ]
+    app = HandOverRecorded(devices, display_hz=TEST_DISPLAY_HZ, chart_period_s=0.0,
+                           analysis_period_s=0.0)  # fmt: skip
+    async with app.run_test(size=(160, 48)) as pilot:
+        live.release(50)
+        await until(app, lambda: live.drained and app.settled)
+        # The first column has the focus: enter opens it; a live one is followed.
+        await pilot.press("enter")
+        assert app.handed == [dashboard_command(live_path, live=True)]
+        assert app.handed[0][1:] == [
+            "-m", "qtop", "replay", str(live_path), "--follow", "--speed", "max"
+        ]  # fmt: skip
+        # A device that never started has nothing to open, and says so; a digit past the
+        # devices there are does nothing.
+        await pilot.press("2")
+        await pilot.press("9")
+        assert len(app.handed) == 1
+        assert any("phone: no recording to open" in str(n.message) for n in app._notifications)
+    writer.close()
+
+
+async def test_from_a_replayed_set_the_dashboard_opens_one_recording_and_the_set_waits():
+    sources = [ReplaySource(path, speed=1.0) for path in (SUSTAINED, GLASSES)]
+    devices = [DeviceSession(f"r{i}", Session(s)) for i, s in enumerate(sources)]
+    app = HandOverRecorded(devices, display_hz=TEST_DISPLAY_HZ, chart_period_s=0.0,
+                           analysis_period_s=0.0)  # fmt: skip
+    async with app.run_test(size=(160, 48)) as pilot:
+        assert app.replay is not None and not app.replay.paused
+        await pilot.press("2")
+        assert app.handed == [dashboard_command(GLASSES, live=False)]
+        assert "--follow" not in app.handed[0]
+        # Playing again afterwards, as it was; one paused by the user stays paused.
+        assert not app.replay.paused
+        await pilot.press("space")
+        await pilot.press("1")
+        assert app.handed[-1] == dashboard_command(SUSTAINED, live=False)
+        assert app.replay.paused
+
+
+async def test_where_the_terminal_cannot_be_handed_over_the_command_is_shown():
+    sources = [ReplaySource(path, speed=1.0) for path in (SUSTAINED, GLASSES)]
+    devices = [DeviceSession(f"r{i}", Session(s)) for i, s in enumerate(sources)]
+    app = make_app(devices)
+    async with app.run_test(size=(160, 48)) as pilot:
+        # The test's headless driver, like Textual's web driver, cannot be suspended.
+        await pilot.press("1")
+        shown = [str(n.message) for n in app._notifications]
+        assert any("in another one, run: " in text and str(SUSTAINED) in text for text in shown)
+        assert app.replay is not None and not app.replay.paused
+
+
+class SuspendsInPlace(DevicesApp):
+    @contextlib.contextmanager
+    def suspend(self) -> Iterator[None]:
+        # The headless driver cannot give the terminal away; what is under test is that
+        # the sessions go on while the other program runs.
+        yield
+
+
+async def test_every_session_goes_on_while_the_terminal_is_handed_over(tmp_path):
+    first, second = fed(SIMPLE), fed(GLASSES)
+    devices = [DeviceSession("a", Session(first)), DeviceSession("b", Session(second))]
+    app = SuspendsInPlace(devices, display_hz=TEST_DISPLAY_HZ, chart_period_s=0.0,
+                          analysis_period_s=0.0)  # fmt: skip
+    done = tmp_path / "done"
+    waits_for_done = [
+        sys.executable, "-c",
+        "import os, sys, time\nwhile not os.path.exists(sys.argv[1]): time.sleep(0.01)",
+        str(done),
+    ]  # fmt: skip
+    async with app.run_test(size=(160, 48)):
+        handed_over = asyncio.create_task(app.hand_over(waits_for_done))
+        first.release()
+        second.release()
+        await until(app, lambda: first.drained and second.drained and app.settled)
+        # Both devices' every event arrived while the other program still had the terminal.
+        assert not handed_over.done()
+        assert all(slot.finished for slot in app.slots)
+        done.touch()
+        await asyncio.wait_for(handed_over, 60)

@@ -14,13 +14,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import shlex
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import ClassVar
 
 from textual import work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.content import Content
@@ -71,6 +74,15 @@ class _Slot:
     analysed_at: Stamp | None = None
 
 
+def dashboard_command(recording: Path, live: bool) -> list[str]:
+    """``qtop replay`` of one device's recording: a live one as fast as it can to the end
+    written so far, then following what the device's session appends."""
+    command = [sys.executable, "-m", "qtop", "replay", str(recording)]
+    if live:
+        command += ["--follow", "--speed", "max"]
+    return command
+
+
 def devices_quit_text(names: Sequence[str], can_leave: bool) -> str:
     runs = ", ".join(clean(name) for name in names)
     if not can_leave:
@@ -105,6 +117,8 @@ class DevicesApp(PlainApp[int]):
         Binding("shift+right", "seek(60)", "+1 min", show=False),
         Binding("shift+left", "seek(-60)", "-1 min", show=False),
         Binding("home", "seek_start", "Start", show=False),
+        Binding("enter", "open_device", "Dashboard"),
+        *(Binding(str(n), f"open_device({n - 1})", show=False) for n in range(1, 10)),
     ]
 
     def __init__(
@@ -347,6 +361,9 @@ class DevicesApp(PlainApp[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in REPLAY_ACTIONS:
             return self.replay is not None
+        if action == "open_device" and parameters:
+            # Only the digits of devices there are.
+            return isinstance(parameters[0], int) and parameters[0] < len(self.slots)
         return True
 
     def _replay_changed(self, message: str = "") -> None:
@@ -380,6 +397,60 @@ class DevicesApp(PlainApp[int]):
         if self.replay is not None:
             self.replay.seek_offset(0.0)
             self._replay_changed()
+
+    def recording_of(self, index: int) -> Path | None:
+        """The file behind a device's column: the one it replays or the one it writes."""
+        session = self.slots[index].device.session
+        if session is None:
+            return None
+        if isinstance(session.source, ReplaySource):
+            return session.source.recording.path
+        return session.recorder.path if session.recorder is not None else None
+
+    def _focused_device(self) -> int | None:
+        focused = self.focused
+        if isinstance(focused, DeviceColumn) and focused.id is not None:
+            return int(focused.id.removeprefix("device-"))
+        return None
+
+    async def action_open_device(self, index: int | None = None) -> None:
+        """Open one device's full dashboard (the focused column's, or device ``index + 1``)."""
+        if index is None:
+            index = self._focused_device()
+        if index is None:
+            self.notify("move to a device's column first (tab), or press its number")
+            return
+        slot = self.slots[index]
+        recording = self.recording_of(index)
+        if recording is None:
+            self.notify(f"{slot.device.name}: no recording to open", severity="warning")
+            return
+        command = dashboard_command(recording, live=self.replay is None)
+        # The combined replay waits where it is while one of its recordings is looked at.
+        paused_here = self.replay is not None and not self.replay.paused
+        if paused_here:
+            self.action_toggle_pause()
+        try:
+            await self.hand_over(command)
+        except OSError as exc:
+            problem = f"could not start {shlex.join(command)}: {exc}"
+            self.notify(problem, severity="error", timeout=30)
+        except SuspendNotSupported:
+            self.notify(
+                f"this terminal cannot be handed over; in another one, run: {shlex.join(command)}",
+                title=f"{slot.device.name}: full dashboard",
+                timeout=30,
+            )
+        if paused_here:
+            self.action_toggle_pause()
+
+    async def hand_over(self, command: Sequence[str]) -> None:
+        """Give the terminal to ``command`` until it exits. Drawing waits (a batch), the
+        sessions do not: their workers go on in this event loop while it runs."""
+        with self.batch_update(), self.suspend():
+            process = await asyncio.create_subprocess_exec(*command)
+            await process.wait()
+        self.refresh(layout=True)
 
     def _running_devices(self) -> list[_Slot]:
         """Devices whose run is still going on the device (a live run that has not ended)."""
