@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import math
 import shlex
+import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -303,7 +304,9 @@ class DevicesApp(PlainApp[int]):
         if charts and slot.chart_timer is not None:
             slot.chart_timer.stop()  # type: ignore[attr-defined]
             slot.chart_timer = None
-        self.query_one(f"#device-{index}", DeviceColumn).show(self.view(index, charts))
+        # A device's message may still come in while the app closes and its columns go.
+        for column in self.query(f"#device-{index}").results(DeviceColumn):
+            column.show(self.view(index, charts))
         slot.shown_at = self._stamp(index)
         if charts:
             slot.charts_drawn = self._clock()
@@ -332,10 +335,10 @@ class DevicesApp(PlainApp[int]):
         return f"replay · {state} · {where} · {count} recordings, {ALIGNMENT_NOTE}"
 
     def _show_title(self) -> None:
-        title = self.query_one("#devices-title", Static)
         text = Content(clean(self.title_text()))
-        if not isinstance(title.content, Content) or title.content.plain != text.plain:
-            title.update(text)
+        for title in self.query("#devices-title").results(Static):
+            if not isinstance(title.content, Content) or title.content.plain != text.plain:
+                title.update(text)
 
     @property
     def settled(self) -> bool:
@@ -447,9 +450,15 @@ class DevicesApp(PlainApp[int]):
     async def hand_over(self, command: Sequence[str]) -> None:
         """Give the terminal to ``command`` until it exits. Drawing waits (a batch), the
         sessions do not: their workers go on in this event loop while it runs."""
-        with self.batch_update(), self.suspend():
-            process = await asyncio.create_subprocess_exec(*command)
-            await process.wait()
+        # While the terminal is not in raw mode (before the other program takes the keys,
+        # or after it lets go) a ctrl+c reaches this process too: it must not end the runs.
+        interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            with self.batch_update(), self.suspend():
+                process = await asyncio.create_subprocess_exec(*command)
+                await process.wait()
+        finally:
+            signal.signal(signal.SIGINT, interrupt)
         self.refresh(layout=True)
 
     def _running_devices(self) -> list[_Slot]:
