@@ -38,5 +38,5 @@ class LatencySection(Section):
         self.put("#device-latency-title", Content(f"latency{variant}"))
         self.put("#device-latency-figures", figures_line(model, view.variant, narrow=True))
         if view.charts:
-            chart = self.query_one("#device-latency-chart", LineChart)
-            chart.figure = latency_figure(model, view.variant)
+            for chart in self.query("#device-latency-chart").results(LineChart):
+                chart.figure = latency_figure(model, view.variant)

@@ -28,12 +28,15 @@ class Section(Vertical):
         raise NotImplementedError
 
     def put(self, selector: str, content: Content) -> None:
-        """Show ``content`` (always Content: device text is never markup), if it changed."""
-        widget = self.query_one(selector, Static)
-        shown = widget.content
-        if isinstance(shown, Content) and (shown.plain, shown.spans) == (
-            content.plain,
-            content.spans,
-        ):
-            return
-        widget.update(content)
+        """Show ``content`` (always Content: device text is never markup), if it changed.
+
+        A view may still arrive while the app closes and the section's parts are gone:
+        then there is nothing to show it in.
+        """
+        for widget in self.query(selector).results(Static):
+            shown = widget.content
+            if not isinstance(shown, Content) or (shown.plain, shown.spans) != (
+                content.plain,
+                content.spans,
+            ):
+                widget.update(content)
