@@ -21,6 +21,7 @@ from fixtures.recording_fuzz import (
     Damaged,
     check_damaged,
     damaged_recording,
+    hostile_value,
     run_entry_points,
 )
 from hypothesis import HealthCheck, given, settings
@@ -41,6 +42,25 @@ class DrawnChooser:
 
     def integer(self, low: int, high: int) -> int:
         return self.data.draw(st.integers(low, high))
+
+
+class ScriptedChooser:
+    """The damage's choices given in order."""
+
+    def __init__(self, *choices: int) -> None:
+        self.choices = list(choices)
+
+    def integer(self, low: int, high: int) -> int:
+        choice = self.choices.pop(0)
+        assert low <= choice <= high
+        return choice
+
+
+def test_a_number_already_past_a_float_can_be_scaled_again():
+    # The long run's one harness failure (seed 1, input 486,014): an earlier damage left
+    # an int beyond a float's range, and scaling it by 1e300 raised in the generator.
+    assert hostile_value(ScriptedChooser(7, 2), 10**400) == 10**400 * int(1e300)
+    assert hostile_value(ScriptedChooser(7, 2), 3) == 3e300
 
 
 def failures(outcomes):
