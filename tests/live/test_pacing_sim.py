@@ -97,8 +97,11 @@ async def test_an_overloaded_rate_misses_as_many_deadlines_as_the_truth_implies(
     pacing = report_pacing(path, capsys)
     assert pacing["missed"] == missed and pacing["iterations"] == count
     assert pacing["miss_fraction"] == pytest.approx(missed / count)
+    # The rate counts starts, first to last: the runs between them are all but the last
+    # (which a loaded machine may well have slowed the most).
+    spanned = sum(services[:-1]) / (len(services) - 1)
+    assert 1 / (spanned + SHELL_GAP_S) <= pacing["achieved_rate_hz"] <= 1.01 / spanned
     mean_service = sum(services) / len(services)
-    assert 1 / (mean_service + SHELL_GAP_S) <= pacing["achieved_rate_hz"] <= 1.01 / mean_service
     assert pacing["target_rate_hz"] == rate and pacing["deadline_s"] == deadline
     assert pacing["duty_cycle"] > mean_service / (mean_service + SHELL_GAP_S)
 
