@@ -176,6 +176,18 @@ def group_alive(pgid: int) -> bool:
     return False
 
 
+def group_ends(pgid: int, timeout: float = 20.0) -> bool:
+    """Whether the group has no live process within ``timeout`` s: the runner writes its
+    last line and then exits, and what a run leaves behind dies of its signal, a moment
+    later on a busy machine."""
+    deadline = time.monotonic() + timeout
+    while group_alive(pgid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -30,6 +30,7 @@ from qtop.device.protocol import (
 from .helpers import (
     AGENT_SHELLS,
     group_alive,
+    group_ends,
     launch_locally,
     make_sysfs,
     profile_for,
@@ -101,7 +102,7 @@ def test_a_counted_run_calibrates_warms_up_measures_and_ends(tree, runs, shell):
     assert isinstance(end, RunEndLine) and end.reason == "completed"
     assert end.stdout_bytes == len("hi\n") * 5 == (run.run_dir / "stdout").stat().st_size
     assert end.samples_bytes == (run.run_dir / "samples").stat().st_size
-    assert not group_alive(run.pgid)
+    assert group_ends(run.pgid)
 
 
 @shells
@@ -188,7 +189,7 @@ def test_a_timeout_stops_the_command_and_marks_the_iteration(tree, runs, shell):
     assert run.wait(timeout=20) == "completed"
     (process,) = [e for e in run.lines("events") if isinstance(e, ProcessLine)]
     assert process.timed_out and process.exit_status == 130
-    assert not group_alive(run.pgid)
+    assert group_ends(run.pgid)
 
 
 @shells
@@ -203,7 +204,7 @@ def test_a_run_launched_with_sigint_ignored_times_out_with_sigterm(tree, runs, s
     assert process.timed_out and process.exit_status == 143
     warnings = [e.text for e in events if isinstance(e, AgentLogLine)]
     assert any("SIGINT is ignored" in text for text in warnings), warnings
-    assert not group_alive(run.pgid)
+    assert group_ends(run.pgid)
 
 
 def test_variants_run_in_turn_with_their_environment(tree, runs):
@@ -229,7 +230,7 @@ def test_stopping_kills_the_whole_group_and_leaves_no_process(tree, runs, shell)
     assert listing.startswith(f"run\t{run.run_dir.name}\t{run.pgid}\t")
     answer = run.control("stop", str(run.run_dir), "30")
     assert answer.splitlines()[0] == f"stopped\t{run.pgid}\tTERM"
-    assert not group_alive(run.pgid)
+    assert group_ends(run.pgid)
     assert run.state() == "stopped"
     assert isinstance(run.lines("events")[-1], RunEndLine)
     assert run.control("leftovers", str(run.run_dir.parent)) == ""
@@ -240,7 +241,7 @@ def test_a_completed_run_leaves_no_process_behind(tree, runs):
     profile = profile_for(*tree, "{command: 'sleep 300 & echo started', warmup: 0, iterations: 3}")
     run = start(runs, "/bin/dash", profile)
     assert run.wait() == "completed"
-    assert not group_alive(run.pgid)
+    assert group_ends(run.pgid)
 
 
 def test_cooldown_waits_for_the_zones_to_cool(tree, runs):
@@ -273,7 +274,7 @@ def test_a_sampler_with_a_long_interval_still_ends_with_the_run(tree, runs, shel
     # The sampler sleeps 1000 s between ticks: ending within the guard means it was woken.
     assert run.wait(timeout=60) == "completed"
     assert isinstance(run.lines("samples")[-1], SamplerEndLine)
-    assert not group_alive(run.pgid)
+    assert group_ends(run.pgid)
 
 
 def test_the_timer_is_calibrated_again_during_a_long_run(tree, runs):

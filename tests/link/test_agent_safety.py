@@ -38,6 +38,7 @@ from qtop.transport.local import LocalTransport
 from .helpers import (
     AGENT_SHELLS,
     group_alive,
+    group_ends,
     launch_locally,
     make_sysfs,
     profile_for,
@@ -185,7 +186,7 @@ def test_a_leftover_is_named_without_its_device_text_reaching_the_terminal(tmp_p
         assert ESC not in refused.value.problem and "\\x1b]52" in refused.value.problem
     finally:
         first.control("stop", str(first.run_dir), "10")
-    assert not group_alive(first.pgid)
+    assert group_ends(first.pgid)
 
 
 # --- forged lines ----------------------------------------------------------------

@@ -8,7 +8,7 @@ import time
 
 from qtop.record.reader import open_recording
 
-from .helpers import group_alive, launch_locally, make_sysfs, profile_for
+from .helpers import group_alive, group_ends, launch_locally, make_sysfs, profile_for
 
 PYTHON = sys.executable
 
@@ -80,7 +80,7 @@ def test_ctrl_c_without_a_terminal_stops_the_device_run(tmp_path):
     assert "interrupted: stopping the device run (no terminal to ask on)" in out
     assert out.splitlines()[-1].startswith("run stopped")
     assert records(record)[-1]["reason"] == "stopped"
-    assert not group_alive(header["device"]["pgid"])
+    assert group_ends(header["device"]["pgid"])
 
 
 def test_a_leftover_run_is_refused_then_stopped_on_request(tmp_path):
@@ -104,7 +104,7 @@ def test_a_leftover_run_is_refused_then_stopped_on_request(tmp_path):
         )  # fmt: skip
         out, err = process.communicate(timeout=60)
         assert f"stopped leftover run {leftover.run_dir.name} (SIGTERM)" in out
-        assert not group_alive(leftover.pgid)
+        assert group_ends(leftover.pgid)
         assert process.returncode == 0, err
     finally:
         if group_alive(leftover.pgid):
