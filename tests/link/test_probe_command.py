@@ -169,14 +169,17 @@ async def test_probe_json_on_the_simulated_glasses(tmp_path):
     assert refresh["changes"] >= 2 and 0.6 <= refresh["period_s"] <= 1.6
     assert refresh["note"].startswith("refreshes about every")
     assert found["hwmon"] == []
-    assert found["cpufreq"] == [
-        {
-            "path": f"{sim.sysfs_root}/devices/system/cpu/cpufreq/policy0",
-            "name": "policy0",
-            "cur_mhz": 691.2,
-            "sampled": True,
-        }
-    ]
+    (policy,) = sim.board.config.cpufreq
+    (cpufreq,) = found["cpufreq"]
+    assert cpufreq == {
+        "path": f"{sim.sysfs_root}/devices/system/cpu/cpufreq/policy0",
+        "name": "policy0",
+        "cur_mhz": cpufreq["cur_mhz"],
+        "sampled": True,
+    }
+    # Idle, or still at the busy clock the probe's own `qnn-net-run --version` raised:
+    # the simulated governor lowers it at its next 50 ms step, later on a loaded machine.
+    assert cpufreq["cur_mhz"] in (policy.idle_khz / 1000, policy.busy_khz / 1000)
     check_tools(found, sim)
     assert found["npu"]["processes_scanned"] > 0
     assert not_about_the_npu(found["problems"]) == []
