@@ -114,10 +114,11 @@ async def test_glasses_energy_from_every_source_matches_the_simulator(tmp_path):
     assert energy.valid and energy.net_valid, energy.invalid_reasons
     # Between two counter updates qtop's energy is the simulator's exact integral
     # (t= has 1 ms steps), and its stamps trail the true instants by the freshest
-    # read's lag: never negative, and under one tick however busy the machine.
+    # read's lag: under one tick however busy the machine, and never earlier than
+    # the glasses' sampler clock (/proc/uptime, cut to 10 ms) allows.
     for figure, truth in inner:
         assert figure == pytest.approx(truth, rel=2e-4)
-    assert -0.002 <= freshest_read_lag < profile.device.sample_interval_s
+    assert -0.011 <= freshest_read_lag < profile.device.sample_interval_s
     assert energy.energy_j == pytest.approx(true_gross, rel=0.015)
     assert energy.idle_power_w == pytest.approx(true_idle, rel=0.015)
     true_net = true_gross - true_idle * (b - a)
