@@ -8,6 +8,7 @@ timeouts as hang guards only.
 
 import itertools
 import os
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -103,6 +104,29 @@ def test_a_counted_run_calibrates_warms_up_measures_and_ends(tree, runs, shell):
     assert end.stdout_bytes == len("hi\n") * 5 == (run.run_dir / "stdout").stat().st_size
     assert end.samples_bytes == (run.run_dir / "samples").stat().st_size
     assert group_ends(run.pgid)
+
+
+@shells
+def test_a_slow_clock_does_not_pass_a_refused_timed_read_for_a_sleep(
+    tree, runs, shell, tmp_path, monkeypatch
+):
+    """On a busy device dash's two `date` forks around its refused `read -t` take longer
+    than the 50 ms asked for: that must not make the runner take the refusal for a sleep
+    (its sleeps would spin, and its watchdog would be ended without its children)."""
+    slow_bin = tmp_path / "slow-bin"
+    slow_bin.mkdir()
+    slow_date = slow_bin / "date"
+    slow_date.write_text(f'#!/bin/sh\nsleep 0.04\nexec "{shutil.which("date")}" "$@"\n')
+    slow_date.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{slow_bin}:{os.environ['PATH']}")
+    profile = profile_for(*tree, "{command: 'true', warmup: 0, iterations: 1}")
+    run = start(runs, shell, profile, RunOptions(calibrations=1))
+    assert run.wait() == "completed"
+    clock = run.lines("events")[0]
+    assert isinstance(clock, ClockLine)
+    fine = shell_id(shell) in FINE_CLOCK_SHELLS
+    assert (clock.clock, clock.sleep) == (("epoch", "read") if fine else ("date", "sleep"))
+    assert not list(run.run_dir.glob("timed-read.*"))
 
 
 @shells

@@ -19,9 +19,17 @@ from pathlib import Path
 import pytest
 
 from qtop.device.plan import RunOptions
-from qtop.device.protocol import ProcessLine, SamplerEndLine
+from qtop.device.protocol import ClockLine, ProcessLine, SamplerEndLine
 
-from .helpers import AGENT_SHELLS, group_alive, launch_locally, make_sysfs, profile_for, shell_id
+from .helpers import (
+    AGENT_SHELLS,
+    LocalRun,
+    group_alive,
+    launch_locally,
+    make_sysfs,
+    profile_for,
+    shell_id,
+)
 
 SETSID = shutil.which("setsid")
 
@@ -101,7 +109,7 @@ def wait_until(predicate, what: str, timeout: float = 30.0) -> None:
         time.sleep(0.01)
 
 
-def trial(shell: str, tmp: Path, rng: random.Random) -> None:
+def trial(shell: str, tmp: Path, rng: random.Random) -> LocalRun:
     action = rng.choice(ACTIONS)
     iterations = 12
     sleep = rng.choice(("0.005", "0.02", "0.05"))
@@ -147,17 +155,30 @@ def trial(shell: str, tmp: Path, rng: random.Random) -> None:
     finally:
         if group_alive(run.pgid):
             os.killpg(run.pgid, signal.SIGKILL)
+    return run
 
 
-def trials(shell: str, tmp_path: Path, count: int, seed: int) -> None:
+def trials(shell: str, tmp_path: Path, count: int, seed: int) -> list[LocalRun]:
     rng = random.Random(seed)
-    for index in range(count):
-        trial(shell, tmp_path / str(index), rng)
+    return [trial(shell, tmp_path / str(index), rng) for index in range(count)]
 
 
 @pytest.mark.parametrize("shell", AGENT_SHELLS, ids=shell_id)
 def test_stops_and_deaths_at_random_moments_leave_no_process(tmp_path, shell):
     trials(shell, tmp_path, 4, seed=len(shell))
+
+
+@pytest.mark.parametrize(
+    "shell", [shell for shell in AGENT_SHELLS if shell_id(shell) != "dash"], ids=shell_id
+)
+def test_with_a_timed_read_but_a_forked_clock_no_process_is_left(tmp_path, shell, monkeypatch):
+    """A shell with `read -t` but no `$EPOCHREALTIME` (an older mksh) forks `date` for
+    its clock, in the watchdog too: ending the watchdog must end that fork first."""
+    monkeypatch.setenv("QTOP_NO_EPOCH", "1")
+    for run in trials(shell, tmp_path, 3, seed=2000 + len(shell)):
+        clock = run.lines("events")[0]
+        assert isinstance(clock, ClockLine)
+        assert (clock.clock, clock.sleep) == ("date", "read")
 
 
 @pytest.mark.slow

@@ -223,20 +223,28 @@ qtop_emit_clock() {
 # A FIFO nobody writes to, as standard input: `read -t` on it is a sleep
 # without a fork, and a byte written to it (qtop_wake_all) ends the sleep at
 # once (bash runs a trap only after `read -t` returns). Falls back to a
-# forked `sleep` where `read -t` does not take fractions.
+# forked `sleep` where `read -t` does not take fractions. A shell without the
+# option (dash) refuses it at once and says so on stderr: the time alone
+# would not tell, because where the clock forks `date`, the two readings
+# around the refusal can take longer than the 50 ms asked for on a busy
+# device, and a refused `read -t` taken for a sleep spins on a core.
 qtop_wait_init() {
 	qtop_fifo="$1/wake.$2"
 	rm -f "$qtop_fifo"
 	mkfifo "$qtop_fifo" 2>/dev/null && exec 0<>"$qtop_fifo" || return 0
 	[ -z "${QTOP_NO_TIMED_READ:-}" ] || return 0
+	qtop_refusal="$1/timed-read.$2"
 	qtop_now
 	qtop_w_s=$qtop_s
 	qtop_w_f=$qtop_f
 	# shellcheck disable=SC3045 # the point is to find out whether it works
-	read -r -t 0.05 qtop_void 2>/dev/null
+	read -r -t 0.05 qtop_void 2>"$qtop_refusal"
 	qtop_now
 	qtop_us_since "$qtop_w_s" "$qtop_w_f"
-	[ "$qtop_d" -ge 30000 ] && [ "$qtop_d" -lt 1000000 ] || return 0
+	qtop_refused=
+	[ ! -s "$qtop_refusal" ] || qtop_refused=1
+	rm -f "$qtop_refusal"
+	[ -z "$qtop_refused" ] && [ "$qtop_d" -ge 30000 ] && [ "$qtop_d" -lt 1000000 ] || return 0
 	qtop_sleeper='read'
 	# shellcheck disable=SC2317 # called by the scripts that source this file
 	qtop_sleep_us() {

@@ -152,9 +152,10 @@ qtop_watchdog() {
 
 # End a helper subshell ($1) and anything it forked, whatever it was doing:
 # stopped first (so it cannot fork again), then its children, then itself.
-# With a timed `read` it has no children and SIGKILL alone ends it.
+# With a timed `read` and a builtin clock it has no children and SIGKILL
+# alone ends it.
 qtop_end_helper() {
-	if [ "$qtop_sleeper" != read ]; then
+	if [ "$qtop_sleeper" != read ] || [ "$qtop_clock" = date ]; then
 		kill -STOP "$1" 2>/dev/null
 		while read -r qtop_line <"/proc/$1/stat"; do
 			qtop_line=${qtop_line##*) }
