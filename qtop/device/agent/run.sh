@@ -44,8 +44,10 @@ if [ "$3" != $$ ]; then
 	qtop_put "not a process group leader (pgid $3, pid $$)" >"$qtop_dir/launch.err"
 	exit 12
 fi
-qtop_put "$$" >"$qtop_dir/pgid"
+# The state first: the launch reports the run once pgid is there, and whoever
+# looks at the run from then on must find its state.
 qtop_put running >"$qtop_dir/state"
+qtop_put "$$" >"$qtop_dir/pgid"
 "$QTOP_SHELL" "$qtop_dir/sampler.sh" "$qtop_dir" </dev/null &
 qtop_sampler=$!
 # shellcheck source=/dev/null
