@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import os
 import tempfile
 from pathlib import Path
 
@@ -85,9 +86,17 @@ def main() -> None:
         make_sysfs(root / "sys")
         binary = compile_workload(root)
         command = f"{binary} {mode} {amount} {root / 'own.log'}"
-        rounds = [
-            asyncio.run(one_round(shell, root, command, args.minutes)) for _ in range(args.rounds)
-        ]
+        rounds = []
+        for index in range(args.rounds):
+            figures = asyncio.run(one_round(shell, root, command, args.minutes))
+            rounds.append(figures)
+            print(
+                f"round {index + 1}: {figures['rate']:.3f} Hz, {figures['missed']} missed, "
+                f"lateness p50 {figures['p50']:.2f} / p99 {figures['p99']:.2f} / "
+                f"max {figures['max']:.2f} ms, {figures['iterations']:.1f} iterations/s, "
+                f"load average (1 min) {os.getloadavg()[0]:.2f}",
+                flush=True,
+            )
     print(
         f"{args.shell}: 100 Hz x 12 channels for {args.minutes:g} min into a recording, "
         f"runner going ({args.workload}, {spread([r['iterations'] for r in rounds])} "
