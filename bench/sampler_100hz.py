@@ -17,16 +17,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import itertools
 import os
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 from agent_setup import make_sysfs, percentile, profile, shells, spread
 from latency_accuracy import compile_workload
 
 from qtop.device.plan import RunOptions
-from qtop.device.protocol import SampleLine, parse_line
+from qtop.device.protocol import ClockLine, SampleLine, parse_line
 from qtop.live.source import LiveSource
 from qtop.record.writer import RecordingWriter
 from qtop.session import Session
@@ -49,16 +52,19 @@ async def one_round(shell: str, root: Path, command: str, minutes: float) -> dic
     session = Session(source, recorder=RecordingWriter(recording, header))
     session.model.apply(header)
     try:
-        await session.run()
+        with StealWatch() as steal:
+            await session.run()
     finally:
         await source.close()
     end = session.model.end
     run_dir = Path(source.state.run_dir or "")
-    ticks = [
-        line
-        for line in map(parse_line, (run_dir / "samples").read_text().splitlines())
-        if isinstance(line, SampleLine)
-    ]
+    lines = list(map(parse_line, (run_dir / "samples").read_text().splitlines()))
+    ticks = [line for line in lines if isinstance(line, SampleLine)]
+    clock = next(line.clock for line in lines if isinstance(line, ClockLine))
+    gaps = [(a, b) for a, b in itertools.pairwise(ticks) if b.slot - a.slot > 1]
+    stolen, by_chance = steal.coincidences(
+        [(a.time_us, b.time_us) for a, b in gaps], boottime=clock == "uptime"
+    )
     start = ticks[0].time_us
     late = [(t.time_us - start - t.slot * INTERVAL_US) / 1000 for t in ticks]
     missed = sum(b.slot - a.slot - 1 for a, b in itertools.pairwise(ticks))
@@ -71,7 +77,61 @@ async def one_round(shell: str, root: Path, command: str, minutes: float) -> dic
         "p99": percentile(late, 0.99),
         "max": max(late),
         "iterations": end.counts.get("iterations", 0) / seconds if end else 0,
+        "gaps": len(gaps),
+        "gaps_with_steal": stolen,
+        "gaps_with_steal_by_chance": by_chance,
     }
+
+
+class StealWatch:
+    """The moments the host's steal counter grew, polled every 10 ms in a thread, on
+    both clocks a sampler may stamp with (realtime for $EPOCHREALTIME, boottime for
+    /proc/uptime), in microseconds."""
+
+    # Steal is counted in whole clock ticks, at the tick after it happened, and seen
+    # at the next poll: a gap's window reaches this far past its end.
+    LAG_US = 30_000
+
+    def __init__(self) -> None:
+        self.moments: list[tuple[float, float]] = []
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> StealWatch:
+        self._started = time.clock_gettime(time.CLOCK_BOOTTIME)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._done.set()
+        self._thread.join()
+        self._seconds = time.clock_gettime(time.CLOCK_BOOTTIME) - self._started
+
+    def _watch(self) -> None:
+        last = host_steal_ms()
+        while not self._done.wait(0.01):
+            now = host_steal_ms()
+            if now != last:
+                self.moments.append(
+                    (
+                        time.clock_gettime(time.CLOCK_REALTIME) * 1e6,
+                        time.clock_gettime(time.CLOCK_BOOTTIME) * 1e6,
+                    )
+                )
+                last = now
+
+    def coincidences(self, gaps: list[tuple[int, int]], boottime: bool) -> tuple[int, float]:
+        """How many gaps (from, to) saw the steal counter grow, and how many would by
+        chance if its growths were spread evenly over the round."""
+        stamps = sorted(moment[1 if boottime else 0] for moment in self.moments)
+        hit = 0
+        expected = 0.0
+        for start, end in gaps:
+            index = bisect.bisect_left(stamps, start)
+            hit += index < len(stamps) and stamps[index] <= end + self.LAG_US
+            window_s = (end + self.LAG_US - start) / 1e6
+            expected += min(1.0, len(stamps) * window_s / max(self._seconds, 1e-9))
+        return hit, expected
 
 
 def host_steal_ms() -> float:
@@ -106,7 +166,10 @@ def main() -> None:
                 f"lateness p50 {figures['p50']:.2f} / p99 {figures['p99']:.2f} / "
                 f"max {figures['max']:.2f} ms, {figures['iterations']:.1f} iterations/s, "
                 f"load average (1 min) {os.getloadavg()[0]:.2f}, "
-                f"time the hypervisor gave to others {host_steal_ms() - steal_before:.0f} ms",
+                f"time the hypervisor gave to others {host_steal_ms() - steal_before:.0f} ms; "
+                f"runs of missed ticks {figures['gaps']}, with the steal counter growing "
+                f"in them {figures['gaps_with_steal']} "
+                f"(by chance: {figures['gaps_with_steal_by_chance']:.2f})",
                 flush=True,
             )
     print(
