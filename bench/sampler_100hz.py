@@ -94,6 +94,8 @@ class StealWatch:
 
     def __init__(self) -> None:
         self.moments: list[tuple[float, float]] = []
+        self._started = 0.0
+        self._seconds = 0.0
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 

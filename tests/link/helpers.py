@@ -94,6 +94,16 @@ def profile_for(sysfs: Path, spool: Path, run: str, device: str = "") -> Profile
     return load_profile_text(text, "linktest.yaml")
 
 
+def shadow_command(monkeypatch, directory: Path, name: str, script: str) -> Path:
+    """An executable ``name`` running ``script``, first on the PATH for this test."""
+    directory.mkdir(parents=True, exist_ok=True)
+    command = directory / name
+    command.write_text(script)
+    command.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{directory}:{os.environ['PATH']}")
+    return command
+
+
 def probe_locally(shell: str, profile: Profile) -> ProbeResult:
     device = profile.device
     result = subprocess.run(

@@ -35,6 +35,7 @@ from .helpers import (
     launch_locally,
     make_sysfs,
     profile_for,
+    shadow_command,
     shell_id,
 )
 
@@ -113,12 +114,13 @@ def test_a_slow_clock_does_not_pass_a_refused_timed_read_for_a_sleep(
     """On a busy device dash's two `date` forks around its refused `read -t` take longer
     than the 50 ms asked for: that must not make the runner take the refusal for a sleep
     (its sleeps would spin, and its watchdog would be ended without its children)."""
-    slow_bin = tmp_path / "slow-bin"
-    slow_bin.mkdir()
-    slow_date = slow_bin / "date"
-    slow_date.write_text(f'#!/bin/sh\nsleep 0.04\nexec "{shutil.which("date")}" "$@"\n')
-    slow_date.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{slow_bin}:{os.environ['PATH']}")
+    real_date = shutil.which("date")
+    shadow_command(
+        monkeypatch,
+        tmp_path / "slow-bin",
+        "date",
+        f'#!/bin/sh\nsleep 0.04\nexec "{real_date}" "$@"\n',
+    )
     profile = profile_for(*tree, "{command: 'true', warmup: 0, iterations: 1}")
     run = start(runs, shell, profile, RunOptions(calibrations=1))
     assert run.wait() == "completed"

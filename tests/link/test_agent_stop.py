@@ -28,6 +28,7 @@ from .helpers import (
     launch_locally,
     make_sysfs,
     profile_for,
+    shadow_command,
     shell_id,
 )
 
@@ -198,12 +199,12 @@ def test_a_launcher_outliving_its_parent_is_not_taken_for_a_process_of_the_run(
     gate = tmp_path / "gate"
     os.mkfifo(gate)
     seen = tmp_path / "launcher.env"
-    directory = tmp_path / "bin"
-    directory.mkdir()
-    wrapper = directory / "setsid"
-    wrapper.write_text(f'#!/bin/sh\nenv >"{seen}"\n"{SETSID}" "$@" &\nread -r _ <"{gate}"\n')
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{directory}:{os.environ['PATH']}")
+    wrapper = shadow_command(
+        monkeypatch,
+        tmp_path / "bin",
+        "setsid",
+        f'#!/bin/sh\nenv >"{seen}"\n"{SETSID}" "$@" &\nread -r _ <"{gate}"\n',
+    )
     profile = profile_for(
         make_sysfs(tmp_path / "sys"),
         tmp_path / "spool",
