@@ -131,7 +131,18 @@ qtop_now_uptime() {
 }
 
 qtop_now_date() {
-	qtop_t=$(date +%s%N)
+	# A stop's TERM reaches the whole group and may end this `date` before it
+	# prints: the reading is taken again, never left empty.
+	qtop_date_tries=0
+	while :; do
+		qtop_t=$(date +%s%N 2>/dev/null)
+		case $qtop_t in
+		'' | *[!0-9]*) ;;
+		*) break ;;
+		esac
+		qtop_date_tries=$((qtop_date_tries + 1))
+		[ "$qtop_date_tries" -lt 5 ] || return 1
+	done
 	qtop_s=${qtop_t%?????????}
 	qtop_f=${qtop_t#"$qtop_s"}
 	qtop_f=${qtop_f%???}
