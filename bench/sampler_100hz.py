@@ -10,7 +10,9 @@ sampler ran at, missed ticks (slots the sampler skipped, from the device's
 own file, and what the recording's end counts), and tick lateness after the
 due time (p50, p99, max); each round as it ends, with the load average and the
 time the hypervisor ran other guests while this one had work (steal: no sampler
-can be on time then). The goal: 0 missed ticks and p99 <= 2 ms with bash.
+can be on time then). With --trace (root, Linux `perf`, a sampler on the
+realtime clock), why each run of missed ticks happened, from the scheduler's
+events (bench/sched_trace.py). The goal: 0 missed ticks and p99 <= 2 ms with bash.
 """
 
 from __future__ import annotations
@@ -23,10 +25,13 @@ import os
 import tempfile
 import threading
 import time
+from collections import Counter
+from contextlib import nullcontext
 from pathlib import Path
 
 from agent_setup import make_sysfs, percentile, profile, shells, spread
 from latency_accuracy import compile_workload
+from sched_trace import SchedTrace, available, explain
 
 from qtop.device.plan import RunOptions
 from qtop.device.protocol import ClockLine, SampleLine, parse_line
@@ -36,9 +41,13 @@ from qtop.session import Session
 from qtop.transport.local import LocalTransport
 
 INTERVAL_US = 10_000
+# The goal's p99 lateness: a tick later than this is explained with --trace.
+LATE_US = 2_000
 
 
-async def one_round(shell: str, root: Path, command: str, minutes: float) -> dict[str, float]:
+async def one_round(
+    shell: str, root: Path, command: str, minutes: float, trace: bool
+) -> dict[str, float | str]:
     used = profile(root, "10ms", f"{{command: '{command}', warmup: 0, duration: {minutes * 60}s}}")
     source = LiveSource(
         used,
@@ -51,8 +60,9 @@ async def one_round(shell: str, root: Path, command: str, minutes: float) -> dic
     recording = root / f"round-{source.state.run_id}.jsonl"
     session = Session(source, recorder=RecordingWriter(recording, header))
     session.model.apply(header)
+    trace_file = root / f"sched-{source.state.run_id}.data"
     try:
-        with StealWatch() as steal:
+        with StealWatch() as steal, SchedTrace(trace_file) if trace else nullcontext() as sched:
             await session.run()
     finally:
         await source.close()
@@ -69,6 +79,10 @@ async def one_round(shell: str, root: Path, command: str, minutes: float) -> dic
     late = [(t.time_us - start - t.slot * INTERVAL_US) / 1000 for t in ticks]
     missed = sum(b.slot - a.slot - 1 for a, b in itertools.pairwise(ticks))
     seconds = (ticks[-1].time_us - start) / 1e6
+    causes = ""
+    if sched is not None:
+        causes = explain_late(sched, run_dir, ticks, start, clock == "epoch")
+        trace_file.unlink(missing_ok=True)
     return {
         "rate": (len(ticks) - 1) / seconds,
         "missed": missed,
@@ -80,7 +94,51 @@ async def one_round(shell: str, root: Path, command: str, minutes: float) -> dic
         "gaps": len(gaps),
         "gaps_with_steal": stolen,
         "gaps_with_steal_by_chance": by_chance,
+        "causes": causes,
     }
+
+
+def explain_late(
+    sched: SchedTrace, run_dir: Path, ticks: list[SampleLine], start: int, realtime: bool
+) -> str:
+    """Each run of missed ticks, and the ticks later than the p99 goal, explained from
+    the scheduler's events: a tally of causes, and each run of missed ticks."""
+    if not realtime:
+        return "  not explained: the sampler's clock is not the realtime clock of the trace"
+    sampler_pid = int((run_dir / "sampler.pid").read_text().split()[0])
+    # (the tick before, the late tick, when the late one was first due)
+    late = [
+        (a, b, start + (a.slot + 1) * INTERVAL_US)
+        for a, b in itertools.pairwise(ticks)
+        if b.slot - a.slot > 1 or b.time_us - start - b.slot * INTERVAL_US > LATE_US
+    ]
+    margin = 2 * INTERVAL_US
+    events = sched.events_near([(a.time_us - margin, b.time_us + margin) for a, b, _ in late])
+    gap_causes: Counter[str] = Counter()
+    late_causes: Counter[str] = Counter()
+    behind: Counter[str] = Counter()
+    lines = []
+    for a, b, due in late:
+        why = explain(events, sampler_pid, (a.time_us, b.time_us), due)
+        behind.update(why.others)
+        if b.slot - a.slot > 1:
+            gap_causes[why.cause] += 1
+            lines.append(f"    {b.slot - a.slot - 1} missed after slot {a.slot}: {why}")
+        else:
+            late_causes[why.cause] += 1
+
+    def tally(causes: Counter[str]) -> str:
+        return ", ".join(f"{cause} {count}" for cause, count in causes.most_common()) or "none"
+
+    ran = ", ".join(f"{name} {ms:.0f} ms" for name, ms in behind.most_common(4)) or "nothing"
+    return "\n".join(
+        [
+            f"  why, runs of missed ticks: {tally(gap_causes)}",
+            *lines,
+            f"  why, ticks later than {LATE_US / 1000:g} ms: {tally(late_causes)}",
+            f"  what ran on the sampler's CPU while it waited: {ran}",
+        ]
+    )
 
 
 class StealWatch:
@@ -150,7 +208,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--shell", default="bash", help="dash, bash, mksh or busybox")
     parser.add_argument("--workload", default="sleep:20000")
+    parser.add_argument("--trace", action="store_true", help="explain each run of missed ticks")
     args = parser.parse_args()
+    if args.trace and (why := available()):
+        raise SystemExit(f"--trace: {why}")
     shell = shells()[args.shell]
     mode, amount = args.workload.split(":")
     with tempfile.TemporaryDirectory(prefix="qtop-bench-") as tmp:
@@ -161,7 +222,7 @@ def main() -> None:
         rounds = []
         for index in range(args.rounds):
             steal_before = host_steal_ms()
-            figures = asyncio.run(one_round(shell, root, command, args.minutes))
+            figures = asyncio.run(one_round(shell, root, command, args.minutes, args.trace))
             rounds.append(figures)
             print(
                 f"round {index + 1}: {figures['rate']:.3f} Hz, {figures['missed']} missed, "
@@ -174,6 +235,8 @@ def main() -> None:
                 f"(by chance: {figures['gaps_with_steal_by_chance']:.2f})",
                 flush=True,
             )
+            if figures["causes"]:
+                print(figures["causes"], flush=True)
     print(
         f"{args.shell}: 100 Hz x 12 channels for {args.minutes:g} min into a recording, "
         f"runner going ({args.workload}, {spread([r['iterations'] for r in rounds])} "

@@ -13,6 +13,10 @@ the rounds of:
   from the kernel's accounting, start-up left out) and the share of a core,
   with the rate it ran at;
 - how much cheaper than the fork-cat loop of the same round;
+- the floor under it: the same sampler with no channels (its clock, its
+  sleep, one line a tick), and what the 12 channels add to that in the same
+  round; and, with a C compiler, what waking 10 times a second costs a C
+  program that does the same (clock, sleep, one line): this machine's floor;
 - tick lateness after the due time, p50 and p99;
 - missed ticks.
 """
@@ -22,6 +26,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -39,6 +44,7 @@ from agent_setup import (
     write_sampler_dir,
 )
 
+from qtop.device.plan import RunPlan
 from qtop.device.protocol import ClockLine, SampleLine, parse_line
 from qtop.transport.command import quote
 
@@ -112,6 +118,49 @@ def sampler_round(shell: str, directory: Path, seconds: float) -> dict[str, floa
     }
 
 
+def floor_directory(built: RunPlan, directory: Path) -> Path:
+    """The sampler as qtop sends it, with a tick that reads nothing."""
+    write_sampler_dir(built, directory)
+    (directory / "tick.sh").write_text("qtop_tick() {\n\t:\n}\n")
+    return directory
+
+
+C_FLOOR = r"""
+#include <stdio.h>
+#include <time.h>
+int main(void) {
+    struct timespec due, now;
+    clock_gettime(CLOCK_MONOTONIC, &due);
+    for (unsigned long seq = 0;; seq++) {
+        due.tv_nsec += 100000000;
+        if (due.tv_nsec >= 1000000000) { due.tv_nsec -= 1000000000; due.tv_sec++; }
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, NULL);
+        clock_gettime(CLOCK_REALTIME, &now);
+        printf("S\t%lu\t%ld%06ld\n", seq, (long)now.tv_sec, now.tv_nsec / 1000);
+        fflush(stdout);
+    }
+}
+"""
+
+
+def c_floor(directory: Path) -> Path | None:
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    if compiler is None:
+        return None
+    source = directory / "floor.c"
+    source.write_text(C_FLOOR)
+    binary = directory / "floor"
+    subprocess.run([compiler, "-O2", "-o", str(binary), str(source)], check=True)
+    return binary
+
+
+def c_floor_round(binary: Path, seconds: float) -> float:
+    cpu, ticks = steady_cost(
+        [str(binary)], seconds, lambda out: out.count(b"\n"), lambda p: p.kill()
+    )
+    return cpu / ticks * 1e3
+
+
 def fork_cat_round(files: list[str], seconds: float) -> float:
     reads = " ".join(quote(f) for f in files)
     script = (
@@ -136,6 +185,9 @@ def main() -> None:
         make_sysfs(root / "sys")
         command = subprocess.Popen(["sleep", "100000"])
         results: dict[str, list[dict[str, float]]] = {name: [] for name in available}
+        floors: dict[str, list[float]] = {name: [] for name in available}
+        machine_floor: list[float] = []
+        binary = c_floor(root)
         fork_cat: list[float] = []
         files: list[str] = []
         try:
@@ -148,6 +200,10 @@ def main() -> None:
                     # The command-memory read follows cmd.pid to a live process.
                     (directory / "cmd.pid").write_text(f"{command.pid} 0\n")
                     results[name].append(sampler_round(shell, directory, args.seconds))
+                    empty = floor_directory(built, root / f"{name}-{round_index}-floor")
+                    floors[name].append(sampler_round(shell, empty, args.seconds)["tick_ms"])
+                if binary is not None:
+                    machine_floor.append(c_floor_round(binary, args.seconds))
                 memory = f"/proc/{command.pid}/statm"
                 fork_cat.append(fork_cat_round([*files, memory], args.seconds))
         finally:
@@ -160,6 +216,9 @@ def main() -> None:
     )
     print(f"fork-cat loop (dash, {channels} cat forks + 1 sleep per tick): "
           f"{spread(fork_cat)} ms per tick")  # fmt: skip
+    if machine_floor:
+        print(f"C program waking at 10 Hz (clock, sleep, one line): "
+              f"{spread(machine_floor)} ms per tick")  # fmt: skip
     for name, rounds in results.items():
         if not rounds:
             continue
@@ -170,6 +229,9 @@ def main() -> None:
         print(f"  CPU per tick     {spread([r['tick_ms'] for r in rounds])} ms")
         print(f"  share of a core  {spread([r['core_pct'] for r in rounds])} %")
         print(f"  cheaper than fork-cat, same round: {spread(ratio)} x")
+        added = [r["tick_ms"] - f for r, f in zip(rounds, floors[name], strict=True)]
+        print(f"  floor: no channels {spread(floors[name])} ms; the 12 channels add "
+              f"{spread(added)} ms")  # fmt: skip
         print(f"  lateness p50     {spread([r['p50'] for r in rounds])} ms")
         print(f"  lateness p99     {spread([r['p99'] for r in rounds])} ms")
         print(f"  missed ticks     {spread([r['missed'] for r in rounds])}")

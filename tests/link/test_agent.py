@@ -155,6 +155,62 @@ def test_the_sampler_reads_every_file_each_tick_on_absolute_time(tree, runs, she
 
 
 @shells
+def test_the_sampler_reads_its_files_with_stdin_closed(tree, runs, shell):
+    # An open stdin is saved and restored around every `read <file` (8 more
+    # system calls a read in bash): the sampler keeps fd 0 closed, and its
+    # timed read waits on the wake-up fifo at fd 9 (as fd 0 only while it waits).
+    profile = profile_for(*tree, "{command: 'sleep 30', warmup: 0, iterations: 1}")
+    run = start(runs, shell, profile)
+    clock = wait_for(run, "samples", lambda line: isinstance(line, ClockLine))
+    wait_for(run, "samples", lambda line: isinstance(line, SampleLine))
+    pid = (run.run_dir / "sampler.pid").read_text().split()[0]
+    fds = {name: os.readlink(f"/proc/{pid}/fd/{name}") for name in os.listdir(f"/proc/{pid}/fd")}
+    if clock.sleep == "read":
+        assert fds["9"].endswith("/wake.sampler"), fds
+        assert fds.get("0", fds["9"]) == fds["9"], fds
+    else:
+        assert "0" not in fds and "9" not in fds, fds
+    assert fds["1"].endswith("/samples")
+
+
+@shells
+def test_a_command_of_plain_words_is_execd_without_a_second_shell(
+    tree, runs, shell, tmp_path, monkeypatch
+):
+    log = tmp_path / "sh.log"
+    shadow_command(
+        monkeypatch, tmp_path / "bin", "sh", f'#!/bin/sh\necho "$*" >>{log}\nexec /bin/sh "$@"\n'
+    )
+    plain = start(
+        runs, shell, profile_for(*tree, "{command: 'echo one  two', warmup: 0, iterations: 2}")
+    )
+    assert plain.wait() == "completed"
+    assert (plain.run_dir / "stdout").read_text().splitlines() == ["one two"] * 2
+    assert not log.exists() or "-c" not in log.read_text().split()
+    # A pipeline needs a shell: it, and the calibration with it, go through `sh -c`.
+    piped = start(
+        runs, shell, profile_for(*tree, "{command: 'echo one | tr o 0', warmup: 0, iterations: 2}")
+    )
+    assert piped.wait() == "completed"
+    assert (piped.run_dir / "stdout").read_text().splitlines() == ["0ne"] * 2
+    calls = log.read_text().splitlines()
+    assert calls.count("-c echo one | tr o 0") == 2
+    # The three calibrations (start()'s RunOptions) took the same path.
+    assert len([call for call in calls if call.endswith("/true'")]) == 3
+
+
+@shells
+def test_a_missing_program_run_directly_fails_with_127_and_says_so(tree, runs, shell):
+    profile = profile_for(*tree, "{command: 'no-such-program --flag', warmup: 0, iterations: 3}")
+    run = start(runs, shell, profile, RunOptions(calibrations=1))
+    run.wait()
+    ends = [line for line in run.lines("events") if isinstance(line, ProcessLine)]
+    assert ends and all(line.exit_status == 127 for line in ends)
+    errors = [line.text for line in run.lines("events") if isinstance(line, StderrLine)]
+    assert any("no-such-program" in text for text in errors), errors
+
+
+@shells
 def test_failed_iterations_report_status_and_stderr_and_stop_the_run(tree, runs, shell):
     command = "{command: 'echo first >&2; echo broken >&2; exit 3', warmup: 0, iterations: 10, "
     profile = profile_for(*tree, command + "max_consecutive_failures: 2}")

@@ -265,6 +265,23 @@ qtop_wait_init() {
 	}
 }
 
+# Frees fd 0 for a loop of `read <file`: a shell saves and restores an open
+# stdin around every such redirection (bash: 14 system calls a read instead
+# of 6), and the sampler reads a dozen files a tick. The wake-up fifo moves
+# to fd 9, which the timed read is pointed at.
+qtop_close_stdin() {
+	if [ "$qtop_sleeper" = read ]; then
+		exec 9<&0
+		# shellcheck disable=SC2317 # called by the sampler
+		qtop_sleep_us() {
+			qtop_x=$(($1 % 1000000 + 1000000))
+			# shellcheck disable=SC3045 # qtop_wait_init found that it works
+			read -r -t "$(($1 / 1000000)).${qtop_x#1}" qtop_void <&9
+		}
+	fi
+	exec 0<&-
+}
+
 # Sleep $1 microseconds (0 < $1 < 2^31), less when woken or signalled. A
 # forked sleep runs in the foreground (dash then uses vfork, the cheapest
 # fork there is), so a trapped signal is handled once it ends: whoever stops

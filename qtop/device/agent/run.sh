@@ -183,12 +183,25 @@ qtop_end_helper() {
 
 # The measured path, identical for the calibration and for every iteration:
 # a subshell that records its pid (for the watchdog and the sampler's RSS
-# read) and execs `sh -c COMMAND` in the foreground (an asynchronous command
-# of a non-interactive shell ignores SIGINT, which the watchdog must be able
-# to send). With a builtin clock the subshell stamps the start itself, just
-# before the exec: the window holds the exec of `sh`, the command, and this
-# shell waking up, which the calibration (the same path with an external
-# `true`) measures. Without one the stamps are taken here, around the fork.
+# read) and execs the command in the foreground (an asynchronous command of
+# a non-interactive shell ignores SIGINT, which the watchdog must be able to
+# send). With a builtin clock the subshell stamps the start itself, just
+# before the exec: the window holds the exec (of `sh` too, where the command
+# needs one), the command, and this shell waking up, which the calibration
+# (the same path with an external `true`) measures. Without one the stamps
+# are taken here, around the fork.
+# Replaces this subshell with command $1: its words themselves where the
+# host found plain words in every command (QTOP_EXEC=direct), else `sh -c`.
+qtop_exec() {
+	if [ "$QTOP_EXEC" = direct ]; then
+		set -f
+		IFS=' '
+		# shellcheck disable=SC2086 # plain words, split on spaces
+		exec $1
+	fi
+	exec sh -c "$1"
+}
+
 qtop_timed() {
 	qtop_wd=
 	if [ -n "$QTOP_TIMEOUT_MS" ]; then
@@ -207,7 +220,7 @@ qtop_timed() {
 			read -r qtop_me qtop_rest </proc/self/stat
 			qtop_now_epoch
 			qtop_put "$qtop_me $now" >"$qtop_dir/cmd.pid"
-			exec sh -c "$1"
+			qtop_exec "$1"
 		) </dev/null >>"$qtop_dir/stdout" 2>"$qtop_dir/err.cur" 3>&- 4<&-
 	else
 		(
@@ -216,7 +229,7 @@ qtop_timed() {
 			# shellcheck disable=SC2034 # the rest of the line is not needed
 			read -r qtop_me qtop_rest </proc/self/stat
 			qtop_put "$qtop_me" >"$qtop_dir/cmd.pid"
-			exec sh -c "$1"
+			qtop_exec "$1"
 		) </dev/null >>"$qtop_dir/stdout" 2>"$qtop_dir/err.cur" 3>&- 4<&-
 	fi
 	qtop_status=$?
@@ -252,10 +265,14 @@ qtop_calibration_command() {
 	IFS=:
 	for qtop_x in $PATH; do
 		if [ -f "$qtop_x/true" ] && [ -x "$qtop_x/true" ]; then
-			case $qtop_x in
-			*"'"*) ;;
-			*)
+			case $QTOP_EXEC:$qtop_x in
+			sh:*"'"* | direct:*[!A-Za-z0-9_./,:+@%=-]*) ;;
+			sh:*)
 				qtop_cal="'$qtop_x/true'"
+				break
+				;;
+			*)
+				qtop_cal=$qtop_x/true
 				break
 				;;
 			esac
@@ -263,8 +280,11 @@ qtop_calibration_command() {
 	done
 	IFS=$qtop_ifs
 	set +f
-	[ "$qtop_cal" != : ] ||
+	if [ "$qtop_cal" = : ]; then
+		# `:` is no program to exec: the commands go through `sh -c`, as it does.
+		QTOP_EXEC='sh'
 		qtop_log warning "no external 'true' on the PATH: the timer calibration leaves out the exec of a program"
+	fi
 }
 
 # $1 runs of the empty command through the measured path; a C line with

@@ -31,6 +31,7 @@ trap '' HUP
 # $EPOCHREALTIME the sampler uses /proc/uptime.
 qtop_clock_init "${QTOP_CLOCK:-}" nofork
 qtop_wait_init "$qtop_dir" sampler
+qtop_close_stdin
 qtop_emit_clock
 qtop_interval=$QTOP_INTERVAL_US
 
