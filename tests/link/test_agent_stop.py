@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from qtop.device.plan import RunOptions
-from qtop.device.protocol import ClockLine, ProcessLine, SamplerEndLine
+from qtop.device.protocol import CalibrationLine, ClockLine, ProcessLine, SamplerEndLine
 
 from .helpers import (
     AGENT_SHELLS,
@@ -269,6 +269,34 @@ def test_a_stop_just_before_the_samplers_sleep_ends_it_without_a_kill(
         assert answer.splitlines()[0].split("\t") == ["stopped", str(run.pgid), "TERM"], answer
         assert isinstance(run.lines("samples")[-1], SamplerEndLine)
         assert left(token) == []
+    finally:
+        if group_alive(run.pgid):
+            os.killpg(run.pgid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("shell", AGENT_SHELLS, ids=shell_id)
+def test_a_stop_before_the_first_calibration_still_stamps_every_line(tmp_path, shell, monkeypatch):
+    """The runner is held (SIGSTOP, a test hook) just before its first calibration; the
+    stop continues it with its flag set, so no calibration runs: the calibration line
+    has no durations, and a time all the same (it had none, and the host refused it)."""
+    monkeypatch.setenv("QTOP_TEST_HOLD", "runner-calibrate")
+    profile = profile_for(
+        make_sysfs(tmp_path / "sys"),
+        tmp_path / "spool",
+        "{command: 'true', warmup: 0, iterations: 5}",
+        "sample_interval: 20ms",
+    )
+    run = launch_locally(shell, profile, RunOptions(calibrations=3))
+    try:
+        wait_until(lambda: process_state(run.pgid) == "T", "the runner holding")
+        answer = run.control("stop", str(run.run_dir), "50")
+        assert answer.startswith("stopped\t"), answer
+        wait_until(lambda: run.state() != "running", "the run ending")
+        events = run.lines("events")
+        calibration = next(line for line in events if isinstance(line, CalibrationLine))
+        assert calibration.durations_us == ()
+        assert events[0].time_us <= calibration.time_us <= events[-1].time_us
+        assert not any(isinstance(line, ProcessLine) for line in events)
     finally:
         if group_alive(run.pgid):
             os.killpg(run.pgid, signal.SIGKILL)

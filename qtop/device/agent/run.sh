@@ -181,15 +181,6 @@ qtop_end_helper() {
 	wait "$1" 2>/dev/null
 }
 
-# The measured path, identical for the calibration and for every iteration:
-# a subshell that records its pid (for the watchdog and the sampler's RSS
-# read) and execs the command in the foreground (an asynchronous command of
-# a non-interactive shell ignores SIGINT, which the watchdog must be able to
-# send). With a builtin clock the subshell stamps the start itself, just
-# before the exec: the window holds the exec (of `sh` too, where the command
-# needs one), the command, and this shell waking up, which the calibration
-# (the same path with an external `true`) measures. Without one the stamps
-# are taken here, around the fork.
 # Replaces this subshell with command $1: its words themselves where the
 # host found plain words in every command (QTOP_EXEC=direct), else `sh -c`.
 qtop_exec() {
@@ -202,6 +193,15 @@ qtop_exec() {
 	exec sh -c "$1"
 }
 
+# The measured path, identical for the calibration and for every iteration:
+# a subshell that records its pid (for the watchdog and the sampler's RSS
+# read) and execs the command in the foreground (an asynchronous command of
+# a non-interactive shell ignores SIGINT, which the watchdog must be able to
+# send). With a builtin clock the subshell stamps the start itself, just
+# before the exec: the window holds the exec (of `sh` too, where the command
+# needs one), the command, and this shell waking up, which the calibration
+# (the same path with an external `true`) measures. Without one the stamps
+# are taken here, around the fork.
 qtop_timed() {
 	qtop_wd=
 	if [ -n "$QTOP_TIMEOUT_MS" ]; then
@@ -300,9 +300,15 @@ qtop_calibrate() {
 		qtop_list=$qtop_list${qtop_list:+,}$qtop_d
 		qtop_k=$((qtop_k + 1))
 	done
-	now=$qtop_t1
+	if [ "$qtop_k" -gt 0 ]; then
+		now=$qtop_t1
+		qtop_cal_s=$qtop_t1_s
+	else
+		# A stop came before any run finished: no run's end to stamp the line with.
+		qtop_now
+		qtop_cal_s=$qtop_s
+	fi
 	qtop_line C "$qtop_list" >&3
-	qtop_cal_s=$qtop_t1_s
 	qtop_proc=$qtop_saved_proc
 }
 
@@ -696,6 +702,9 @@ qtop_v=1
 # shellcheck source=/dev/null
 . "$qtop_dir/variant_1.sh"
 qtop_variant_env
+# Tests hold the runner (it stops itself) here, to stop the run before its
+# first calibration: a window that timing alone would hit only by chance.
+[ "${QTOP_TEST_HOLD:-}" != runner-calibrate ] || kill -STOP $$
 qtop_calibrate "$QTOP_CALIBRATIONS"
 qtop_variant_unenv
 qtop_v=0
