@@ -11,8 +11,9 @@ own file, and what the recording's end counts), and tick lateness after the
 due time (p50, p99, max); each round as it ends, with the load average and the
 time the hypervisor ran other guests while this one had work (steal: no sampler
 can be on time then). With --trace (root, Linux `perf`, a sampler on the
-realtime clock), why each run of missed ticks happened, from the scheduler's
-events (bench/sched_trace.py). The goal: 0 missed ticks and p99 <= 2 ms with bash.
+realtime clock), why each run of missed ticks, and each tick later than 2 ms,
+was late, from the scheduler's events (bench/sched_trace.py). The goal: 0
+missed ticks and p99 <= 2 ms with bash.
 """
 
 from __future__ import annotations
@@ -208,7 +209,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--shell", default="bash", help="dash, bash, mksh or busybox")
     parser.add_argument("--workload", default="sleep:20000")
-    parser.add_argument("--trace", action="store_true", help="explain each run of missed ticks")
+    parser.add_argument("--trace", action="store_true", help="say why each late tick was late")
     args = parser.parse_args()
     if args.trace and (why := available()):
         raise SystemExit(f"--trace: {why}")
