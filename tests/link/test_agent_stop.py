@@ -240,6 +240,21 @@ def process_state(pid: int) -> str:
         return "gone"
 
 
+def launch_held(
+    monkeypatch, hold: str, tmp_path: Path, shell: str, run: str, interval: str, calibrations: int
+) -> LocalRun:
+    """A run whose agent holds itself (SIGSTOP, QTOP_TEST_HOLD) at the named point;
+    ``run`` is the profile's run mapping, with no warm-up."""
+    monkeypatch.setenv("QTOP_TEST_HOLD", hold)
+    profile = profile_for(
+        make_sysfs(tmp_path / "sys"),
+        tmp_path / "spool",
+        "{warmup: 0, " + run.removeprefix("{"),
+        f"sample_interval: {interval}",
+    )
+    return launch_locally(shell, profile, RunOptions(calibrations=calibrations))
+
+
 @pytest.mark.parametrize("runner", ("alive", "killed"))
 @pytest.mark.parametrize("shell", AGENT_SHELLS, ids=shell_id)
 def test_a_stop_just_before_the_samplers_sleep_ends_it_without_a_kill(
@@ -249,14 +264,15 @@ def test_a_stop_just_before_the_samplers_sleep_ends_it_without_a_kill(
     and before its sleep, which is a 30 s interval: the stop continues it, and its sleep
     (a forked `sleep` under dash) is ended, by the runner or, with the runner killed, by
     the stop itself. The group ends on SIGTERM, the sampler writing its last line."""
-    monkeypatch.setenv("QTOP_TEST_HOLD", "sampler-sleep")
-    profile = profile_for(
-        make_sysfs(tmp_path / "sys"),
-        tmp_path / "spool",
-        "{command: 'sleep 1000', warmup: 0, iterations: 1}",
-        "sample_interval: 30s",
+    run = launch_held(
+        monkeypatch,
+        "sampler-sleep",
+        tmp_path,
+        shell,
+        "{command: 'sleep 1000', iterations: 1}",
+        "30s",
+        1,
     )
-    run = launch_locally(shell, profile, RunOptions(calibrations=1))
     token = (run.run_dir / "token").read_text().strip()
     try:
         wait_until(lambda: sampler_pid(run) is not None, "the sampler starting")
@@ -279,14 +295,15 @@ def test_a_stop_before_the_first_calibration_still_stamps_every_line(tmp_path, s
     """The runner is held (SIGSTOP, a test hook) just before its first calibration; the
     stop continues it with its flag set, so no calibration runs: the calibration line
     has no durations, and a time all the same (it had none, and the host refused it)."""
-    monkeypatch.setenv("QTOP_TEST_HOLD", "runner-calibrate")
-    profile = profile_for(
-        make_sysfs(tmp_path / "sys"),
-        tmp_path / "spool",
-        "{command: 'true', warmup: 0, iterations: 5}",
-        "sample_interval: 20ms",
+    run = launch_held(
+        monkeypatch,
+        "runner-calibrate",
+        tmp_path,
+        shell,
+        "{command: 'true', iterations: 5}",
+        "20ms",
+        3,
     )
-    run = launch_locally(shell, profile, RunOptions(calibrations=3))
     try:
         wait_until(lambda: process_state(run.pgid) == "T", "the runner holding")
         answer = run.control("stop", str(run.run_dir), "50")
