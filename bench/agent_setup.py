@@ -48,6 +48,15 @@ def scratch() -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(prefix="qtop-bench-", dir=base)
 
 
+def compile_c(source: Path, binary: Path) -> Path | None:
+    """``source`` built into ``binary`` with gcc (or cc); None where there is no compiler."""
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    if compiler is None:
+        return None
+    subprocess.run([compiler, "-O2", "-o", str(binary), str(source)], check=True)
+    return binary
+
+
 def make_sysfs(root: Path, zones: int = ZONES) -> Path:
     for index in range(zones):
         zone = root / "class" / "thermal" / f"thermal_zone{index}"

@@ -21,12 +21,11 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from agent_setup import launch, make_sysfs, plan, profile, shells, spread
+from agent_setup import compile_c, launch, make_sysfs, plan, profile, shells, spread
 
 from qtop.device.plan import RunOptions
 
@@ -34,11 +33,9 @@ SOURCE = Path(__file__).resolve().parents[1] / "tests" / "link" / "timed_workloa
 
 
 def compile_workload(directory: Path) -> Path:
-    compiler = shutil.which("gcc") or shutil.which("cc")
-    if compiler is None:
+    binary = compile_c(SOURCE, directory / "timed_workload")
+    if binary is None:
         raise SystemExit("needs a C compiler (gcc) for the self-timing workload")
-    binary = directory / "timed_workload"
-    subprocess.run([compiler, "-O2", "-o", str(binary), str(SOURCE)], check=True)
     return binary
 
 

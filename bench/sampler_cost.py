@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -34,6 +33,7 @@ import time
 from pathlib import Path
 
 from agent_setup import (
+    compile_c,
     make_sysfs,
     percentile,
     plan,
@@ -144,14 +144,9 @@ int main(void) {
 
 
 def c_floor(directory: Path) -> Path | None:
-    compiler = shutil.which("gcc") or shutil.which("cc")
-    if compiler is None:
-        return None
     source = directory / "floor.c"
     source.write_text(C_FLOOR)
-    binary = directory / "floor"
-    subprocess.run([compiler, "-O2", "-o", str(binary), str(source)], check=True)
-    return binary
+    return compile_c(source, directory / "floor")
 
 
 def c_floor_round(binary: Path, seconds: float) -> float:
