@@ -245,16 +245,25 @@ qtop_wait_init() {
 	mkfifo "$qtop_fifo" 2>/dev/null && exec 0<>"$qtop_fifo" || return 0
 	[ -z "${QTOP_NO_TIMED_READ:-}" ] || return 0
 	qtop_refusal="$1/timed-read.$2"
-	qtop_now
-	qtop_w_s=$qtop_s
-	qtop_w_f=$qtop_f
-	# shellcheck disable=SC3045 # the point is to find out whether it works
-	read -r -t 0.05 qtop_void 2>"$qtop_refusal"
-	qtop_now
-	qtop_us_since "$qtop_w_s" "$qtop_w_f"
-	qtop_refused=
-	[ ! -s "$qtop_refusal" ] || qtop_refused=1
-	rm -f "$qtop_refusal"
+	# A signal (a child ending) cuts a timed read short: an early return is
+	# tried again, up to 3 times, before the shell is taken not to sleep in it.
+	qtop_tries=0
+	while :; do
+		qtop_now
+		qtop_w_s=$qtop_s
+		qtop_w_f=$qtop_f
+		# shellcheck disable=SC3045 # the point is to find out whether it works
+		read -r -t 0.05 qtop_void 2>"$qtop_refusal"
+		qtop_now
+		qtop_us_since "$qtop_w_s" "$qtop_w_f"
+		qtop_refused=
+		[ ! -s "$qtop_refusal" ] || qtop_refused=1
+		rm -f "$qtop_refusal"
+		qtop_tries=$((qtop_tries + 1))
+		if [ -n "$qtop_refused" ] || [ "$qtop_d" -ge 30000 ] || [ "$qtop_tries" -ge 3 ]; then
+			break
+		fi
+	done
 	[ -z "$qtop_refused" ] && [ "$qtop_d" -ge 30000 ] && [ "$qtop_d" -lt 1000000 ] || return 0
 	qtop_sleeper='read'
 	# shellcheck disable=SC2317 # called by the scripts that source this file
