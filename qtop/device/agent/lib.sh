@@ -231,19 +231,24 @@ qtop_emit_clock() {
 
 # --- waiting -------------------------------------------------------------------
 
-# A FIFO nobody writes to, as standard input: `read -t` on it is a sleep
-# without a fork, and a byte written to it (qtop_wake_all) ends the sleep at
-# once (bash runs a trap only after `read -t` returns). Falls back to a
-# forked `sleep` where `read -t` does not take fractions. A shell without the
-# option (dash) refuses it at once and says so on stderr: the time alone
-# would not tell, because where the clock forks `date`, the two readings
-# around the refusal can take longer than the 50 ms asked for on a busy
-# device, and a refused `read -t` taken for a sleep spins on a core.
+# A FIFO nobody writes to, on fd 9: `read -t` on it is a sleep without a
+# fork, and a byte written to it (qtop_wake_all) ends the sleep at once (bash
+# runs a trap only after `read -t` returns). Fd 9 rather than standard input:
+# an asynchronous list (the watchdog) starts with its standard input from
+# /dev/null, where a timed read returns at once and would spin on a core.
+# Falls back to a forked `sleep` where `read -t` does not take fractions. A
+# shell without the option (dash) refuses it at once and says so on stderr:
+# the time alone would not tell, because where the clock forks `date`, the two
+# readings around the refusal can take longer than the 50 ms asked for on a
+# busy device, and a refused `read -t` taken for a sleep spins on a core.
 qtop_wait_init() {
 	qtop_fifo="$1/wake.$2"
 	rm -f "$qtop_fifo"
-	mkfifo "$qtop_fifo" 2>/dev/null && exec 0<>"$qtop_fifo" || return 0
-	[ -z "${QTOP_NO_TIMED_READ:-}" ] || return 0
+	mkfifo "$qtop_fifo" 2>/dev/null && exec 9<>"$qtop_fifo" || return 0
+	if [ -n "${QTOP_NO_TIMED_READ:-}" ]; then
+		exec 9<&-
+		return 0
+	fi
 	qtop_refusal="$1/timed-read.$2"
 	# A signal (a child ending) cuts a timed read short: an early return is
 	# tried again, up to 3 times, before the shell is taken not to sleep in it.
@@ -253,7 +258,7 @@ qtop_wait_init() {
 		qtop_w_s=$qtop_s
 		qtop_w_f=$qtop_f
 		# shellcheck disable=SC3045 # the point is to find out whether it works
-		read -r -t 0.05 qtop_void 2>"$qtop_refusal"
+		read -r -t 0.05 qtop_void <&9 2>"$qtop_refusal"
 		qtop_now
 		qtop_us_since "$qtop_w_s" "$qtop_w_f"
 		qtop_refused=
@@ -264,30 +269,23 @@ qtop_wait_init() {
 			break
 		fi
 	done
-	[ -z "$qtop_refused" ] && [ "$qtop_d" -ge 30000 ] && [ "$qtop_d" -lt 1000000 ] || return 0
+	if [ -n "$qtop_refused" ] || [ "$qtop_d" -lt 30000 ] || [ "$qtop_d" -ge 1000000 ]; then
+		exec 9<&-
+		return 0
+	fi
 	qtop_sleeper='read'
 	# shellcheck disable=SC2317 # called by the scripts that source this file
 	qtop_sleep_us() {
 		qtop_x=$(($1 % 1000000 + 1000000))
 		# shellcheck disable=SC3045 # qtop_wait_init found that it works
-		read -r -t "$(($1 / 1000000)).${qtop_x#1}" qtop_void
+		read -r -t "$(($1 / 1000000)).${qtop_x#1}" qtop_void <&9
 	}
 }
 
-# Frees fd 0 for a loop of `read <file`: a shell saves and restores an open
-# stdin around every such redirection (bash: 14 system calls a read instead
-# of 6), and the sampler reads a dozen files a tick. The wake-up fifo moves
-# to fd 9, which the timed read is pointed at.
+# A loop of `read <file` is cheaper with standard input closed: a shell saves
+# and restores an open stdin around every such redirection (bash: 14 system
+# calls a read instead of 6), and the sampler reads a dozen files a tick.
 qtop_close_stdin() {
-	if [ "$qtop_sleeper" = read ]; then
-		exec 9<&0
-		# shellcheck disable=SC2317 # called by the sampler
-		qtop_sleep_us() {
-			qtop_x=$(($1 % 1000000 + 1000000))
-			# shellcheck disable=SC3045 # qtop_wait_init found that it works
-			read -r -t "$(($1 / 1000000)).${qtop_x#1}" qtop_void <&9
-		}
-	fi
 	exec 0<&-
 }
 

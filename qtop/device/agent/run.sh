@@ -125,10 +125,6 @@ qtop_due_now() {
 # background subshell started before the timed window opens and ended by
 # qtop_end_helper after it closes; it finds the command in cmd.pid.
 qtop_watchdog() {
-	# An asynchronous list starts with its standard input from /dev/null,
-	# where a timed `read` returns at once: without the run's FIFO back the
-	# watchdog would spin on a core for the whole timeout.
-	[ "$qtop_sleeper" != read ] || exec 0<>"$qtop_fifo"
 	qtop_stop=
 	qtop_signals="INT TERM KILL"
 	[ "${QTOP_SIGINT:-default}" = default ] || qtop_signals="TERM KILL"
@@ -221,7 +217,7 @@ qtop_timed() {
 			qtop_now_epoch
 			qtop_put "$qtop_me $now" >"$qtop_dir/cmd.pid"
 			qtop_exec "$1"
-		) </dev/null >>"$qtop_dir/stdout" 2>"$qtop_dir/err.cur" 3>&- 4<&-
+		) </dev/null >>"$qtop_dir/stdout" 2>"$qtop_dir/err.cur" 3>&- 4<&- 9<&-
 	else
 		(
 			# A stop whose trap ran after the loop's last look: no command.
@@ -230,7 +226,7 @@ qtop_timed() {
 			read -r qtop_me qtop_rest </proc/self/stat
 			qtop_put "$qtop_me" >"$qtop_dir/cmd.pid"
 			qtop_exec "$1"
-		) </dev/null >>"$qtop_dir/stdout" 2>"$qtop_dir/err.cur" 3>&- 4<&-
+		) </dev/null >>"$qtop_dir/stdout" 2>"$qtop_dir/err.cur" 3>&- 4<&- 9<&-
 	fi
 	qtop_status=$?
 	qtop_now
