@@ -13,10 +13,12 @@ the rounds of:
   from the kernel's accounting, start-up left out) and the share of a core,
   with the rate it ran at;
 - how much cheaper than the fork-cat loop of the same round;
-- the floor under it: the same sampler with no channels (its clock, its
-  sleep, one line a tick), and what the 12 channels add to that in the same
-  round; and, with a C compiler, what waking 10 times a second costs a C
-  program that does the same (clock, sleep, one line): this machine's floor;
+- the floor under it: the shell doing nothing but the sampler's wait (its
+  timed read, or a forked `sleep` where it has none) and one line a tick; the
+  same sampler with no channels (its clock, its sleep, one line a tick); what
+  the 12 channels add to that in the same round; and, with a C compiler, what
+  waking 10 times a second costs a C program that does the same (clock,
+  sleep, one line): this machine's floor;
 - tick lateness after the due time, p50 and p99;
 - missed ticks.
 """
@@ -143,6 +145,23 @@ int main(void) {
 """
 
 
+def waiting_round(shell: str, sleeper: str, directory: Path, seconds: float) -> float:
+    """CPU per tick of the shell doing nothing but the sampler's wait and one line."""
+    fifo = directory / "wake.waiting"
+    if sleeper == "read":
+        fifo.unlink(missing_ok=True)
+        os.mkfifo(fifo)
+        wait = "read -r -t 0.1 v <&9"
+        setup = f"exec 9<>{quote(str(fifo))}; exec 0<&-; "
+    else:
+        wait, setup = "sleep 0.1", ""
+    script = f"{setup}while :; do {wait}; echo; done"
+    cpu, ticks = steady_cost(
+        [shell, "-c", script], seconds, lambda out: out.count(b"\n"), lambda p: p.kill()
+    )
+    return cpu / ticks * 1e3
+
+
 def c_floor(directory: Path) -> Path | None:
     source = directory / "floor.c"
     source.write_text(C_FLOOR)
@@ -181,6 +200,7 @@ def main() -> None:
         command = subprocess.Popen(["sleep", "100000"])
         results: dict[str, list[dict[str, float]]] = {name: [] for name in available}
         floors: dict[str, list[float]] = {name: [] for name in available}
+        waiting: dict[str, list[float]] = {name: [] for name in available}
         machine_floor: list[float] = []
         binary = c_floor(root)
         fork_cat: list[float] = []
@@ -197,6 +217,8 @@ def main() -> None:
                     results[name].append(sampler_round(shell, directory, args.seconds))
                     empty = floor_directory(built, root / f"{name}-{round_index}-floor")
                     floors[name].append(sampler_round(shell, empty, args.seconds)["tick_ms"])
+                    sleeper = str(results[name][-1]["sleep"])
+                    waiting[name].append(waiting_round(shell, sleeper, empty, args.seconds))
                 if binary is not None:
                     machine_floor.append(c_floor_round(binary, args.seconds))
                 memory = f"/proc/{command.pid}/statm"
@@ -225,8 +247,8 @@ def main() -> None:
         print(f"  share of a core  {spread([r['core_pct'] for r in rounds])} %")
         print(f"  cheaper than fork-cat, same round: {spread(ratio)} x")
         added = [r["tick_ms"] - f for r, f in zip(rounds, floors[name], strict=True)]
-        print(f"  floor: no channels {spread(floors[name])} ms; the 12 channels add "
-              f"{spread(added)} ms")  # fmt: skip
+        print(f"  floor: waiting alone {spread(waiting[name])} ms; no channels "
+              f"{spread(floors[name])} ms; the 12 channels add {spread(added)} ms")  # fmt: skip
         print(f"  lateness p50     {spread([r['p50'] for r in rounds])} ms")
         print(f"  lateness p99     {spread([r['p99'] for r in rounds])} ms")
         print(f"  missed ticks     {spread([r['missed'] for r in rounds])}")

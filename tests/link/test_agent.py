@@ -10,12 +10,13 @@ import itertools
 import os
 import shutil
 import signal
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from qtop.device.plan import RunOptions
+from qtop.device.plan import RunOptions, agent_script
 from qtop.device.protocol import (
     AgentLogLine,
     CalibrationLine,
@@ -171,6 +172,25 @@ def test_the_sampler_reads_its_files_with_stdin_closed(tree, runs, shell):
     else:
         assert "0" not in fds and "9" not in fds, fds
     assert fds["1"].endswith("/samples")
+
+
+@shells
+def test_a_sleep_never_ends_before_the_time_asked(shell, tmp_path):
+    """busybox's timed read drops the fraction below a millisecond (`read -t 0.0093`
+    waits 9 ms): the agent finds that out and asks such a shell for whole milliseconds,
+    rounded up, so that a tick does not wake early and wait again."""
+    program = agent_script("lib.sh") + (
+        'qtop_clock_init ""\nqtop_wait_init "$1" probe\n'
+        'qtop_put "$qtop_sleeper${qtop_read_ms:+ in milliseconds}"\n'
+        "qtop_now\nqtop_a_s=$qtop_s\nqtop_a_f=$qtop_f\n"
+        'qtop_sleep_us 9300\nqtop_now\nqtop_us_since "$qtop_a_s" "$qtop_a_f"\nqtop_put "$qtop_d"\n'
+    )
+    out = subprocess.run(
+        [shell, "-c", program, "sh", str(tmp_path)], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    sleeper = {"dash": "sleep", "busybox": "read in milliseconds"}.get(shell_id(shell), "read")
+    assert out[0] == sleeper
+    assert int(out[1]) >= (10_000 if shell_id(shell) == "busybox" else 9_300)
 
 
 @shells

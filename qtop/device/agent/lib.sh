@@ -274,6 +274,33 @@ qtop_wait_init() {
 		return 0
 	fi
 	qtop_sleeper='read'
+	# busybox drops a timed read's fraction below the millisecond (0.0093 waits
+	# 9 ms): it would wake early and wait again. Such a shell returns at once
+	# from 0.0009, which no other does unless a signal cuts it short; with a
+	# clock of microseconds that is seen, and its sleeps are asked in whole
+	# milliseconds, rounded up.
+	qtop_read_ms=
+	qtop_tries=0
+	while [ "$qtop_res_us" = 1 ] && [ -z "$qtop_read_ms" ] && [ "$qtop_tries" -lt 3 ]; do
+		qtop_now
+		qtop_w_s=$qtop_s
+		qtop_w_f=$qtop_f
+		# shellcheck disable=SC3045 # found above to work
+		read -r -t 0.0009 qtop_void <&9
+		qtop_now
+		qtop_us_since "$qtop_w_s" "$qtop_w_f"
+		[ "$qtop_d" -ge 900 ] || qtop_read_ms=1
+		qtop_tries=$((qtop_tries + 1))
+	done
+	if [ -n "$qtop_read_ms" ]; then
+		# shellcheck disable=SC2317 # called by the scripts that source this file
+		qtop_sleep_us() {
+			qtop_x=$((($1 + 999) / 1000 % 1000 + 1000))
+			# shellcheck disable=SC3045 # qtop_wait_init found that it works
+			read -r -t "$((($1 + 999) / 1000000)).${qtop_x#1}" qtop_void <&9
+		}
+		return 0
+	fi
 	# shellcheck disable=SC2317 # called by the scripts that source this file
 	qtop_sleep_us() {
 		qtop_x=$(($1 % 1000000 + 1000000))

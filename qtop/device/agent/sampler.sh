@@ -4,9 +4,11 @@
 # (tick.sh, generated per run), values escaped and tab-separated, empty when
 # unreadable. Ticks are due at start + slot * interval; a slot is skipped
 # only when a whole interval was lost, and the host sees the skipped slot
-# numbers. One clock reading per tick, the first being the start: the wait
-# to the next due time counts from it, so a tick is late by about its own
-# cost, and that never adds up.
+# numbers. The tick's time is the clock read first thing after waking. With
+# a clock of microseconds the wait to the next due time counts from a second
+# reading, after the line, so a tick is late only by its wake-up, not by its
+# own reads; with /proc/uptime's 10 ms steps a second reading would tell
+# nothing, and a tick is late by about its own cost. That never adds up.
 
 qtop_dir=$1
 # shellcheck source=lib.sh
@@ -65,8 +67,9 @@ while :; do
 			qtop_late=0
 			qtop_emit_clock
 		else
-			# Woken early: busybox's timed read counts whole milliseconds, so
-			# the rest is waited as one, never as a run of zero-length reads.
+			# Woken early (a signal; a timed read that counts whole milliseconds
+			# where the clock could not tell): the rest is waited as one
+			# millisecond at least, never as a run of zero-length reads.
 			qtop_late=$((-qtop_late))
 			[ "$qtop_late" -ge 1000 ] || qtop_late=1000
 			qtop_sleep_us "$qtop_late"
@@ -88,7 +91,18 @@ while :; do
 		$((qtop_due_s += qtop_due_u / 1000000)) $((qtop_due_u %= 1000000))
 	case $qtop_stop in ?*) break ;; esac
 	$qtop_hold
-	qtop_sleep_us $((qtop_interval - qtop_late))
+	case $qtop_res_us in
+	1)
+		$qtop_now_fn
+		qtop_wait=$(((qtop_due_s - qtop_s) * 1000000 + qtop_due_u + 1000000 - 1$qtop_f))
+		# A clock stepped back waits no longer than an interval; the next tick
+		# then starts the schedule again.
+		qtop_wait=$((qtop_wait > qtop_interval ? qtop_interval : qtop_wait))
+		;;
+	*) qtop_wait=$((qtop_interval - qtop_late)) ;;
+	esac
+	# A tick that overran its interval waits for nothing: the next one is due.
+	case $qtop_wait in -* | 0) ;; *) qtop_sleep_us "$qtop_wait" ;; esac
 	$qtop_now_fn
 done
 qtop_line Q
