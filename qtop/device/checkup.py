@@ -224,6 +224,7 @@ def _clock(probe: ProbeResult) -> dict[str, Any]:
         "sampler": sampler,
         "sampler_resolution_s": 1e-6 if probe.bash_path else 0.01,
         "uptime": probe.has("uptime"),
+        "ntp_synchronized": probe.clock_synced,
         "note": note,
     }
 
@@ -413,6 +414,9 @@ def _problems(
                 "install bash 5 or a date that prints %N on the device",
             )
         )
+    clock = unsynced_clock(probe)
+    if clock is not None:
+        problems.append(clock)
     problems.extend(_tool_problems(profile, checkup))
     for finding in plan.findings:
         problems.append(Problem("warning", finding.key, finding.problem, finding.fix))
@@ -443,6 +447,20 @@ def _problems(
             )
         )
     return problems
+
+
+def unsynced_clock(probe: ProbeResult) -> Problem | None:
+    """A wall clock NTP has not set yet: the step still to come moves what the run times."""
+    if probe.clock_synced is not False:
+        return None
+    return Problem(
+        "warning",
+        "clock",
+        "the device's clock is not synchronised yet (timedatectl: NTPSynchronized=no); the "
+        "run times its phases on it, so when NTP steps it a duration run ends early or late "
+        "by the step, and paced arrivals and timeouts move with it",
+        "wait until timedatectl says 'System clock synchronized: yes', then start the run",
+    )
 
 
 def _tool_problems(profile: Profile | None, checkup: Checkup) -> list[Problem]:

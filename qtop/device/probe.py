@@ -109,6 +109,12 @@ class ProbeResult:
             return 4096
 
     @property
+    def clock_synced(self) -> bool | None:
+        """Whether NTP has set the device's wall clock (None: the device cannot say)."""
+        value = self.caps.get("clock_synced")
+        return None if not value else value[0] == "yes"
+
+    @property
     def spool(self) -> str | None:
         value = self.caps.get("spool")
         return value[0] if value else None

@@ -1,12 +1,14 @@
 """What happens on the device between the probe and the launch: the payload, the power source.
 
-``run.push`` is brought up to date (``qtop.device.push``), and a device
-that charges from its cable is said to, loudly (``qtop.device.usb_power``).
+``run.push`` is brought up to date (``qtop.device.push``), a device
+that charges from its cable is said to, loudly (``qtop.device.usb_power``),
+and so is a wall clock NTP has not set yet (``qtop.device.checkup``).
 The notes come back as (text, level) for the session's stream.
 """
 
 from __future__ import annotations
 
+from qtop.device.checkup import unsynced_clock
 from qtop.device.probe import ProbeResult
 from qtop.device.push import push
 from qtop.device.sensors import SensorPlan
@@ -25,4 +27,7 @@ async def prepare_device(
     warning = await usb_power_warning(transport, probe, sensors)
     if warning is not None:
         notes.append((warning, "warning"))
+    clock = unsynced_clock(probe)
+    if clock is not None:
+        notes.append((f"{clock.problem}; fix: {clock.fix}", "warning"))
     return notes

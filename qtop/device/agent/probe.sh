@@ -45,9 +45,9 @@ for qtop_file in "$qtop_root/firmware/devicetree/base/model" /proc/device-tree/m
 		break
 	fi
 done
+qtop_timeout=
+command -v timeout >/dev/null 2>&1 && qtop_timeout="timeout 10"
 if command -v qnn-net-run >/dev/null 2>&1; then
-	qtop_timeout=
-	command -v timeout >/dev/null 2>&1 && qtop_timeout="timeout 10"
 	$qtop_timeout qnn-net-run --version </dev/null 2>&1 | head -n 4 | while IFS= read -r qtop_line; do
 		qtop_record id qnn "$qtop_line"
 	done
@@ -77,6 +77,15 @@ else
 fi
 qtop_record cap pagesize "$(getconf PAGESIZE 2>/dev/null || echo 4096)"
 [ -r /proc/uptime ] && qtop_record cap uptime 1
+# Whether NTP has set the wall clock yet, where systemd can say (timedatectl asks
+# the kernel): the runner times its phases on that clock, so a step still to
+# come moves a run's end. Anything but yes or no (no systemd) says nothing.
+if command -v timedatectl >/dev/null 2>&1; then
+	qtop_value=$($qtop_timeout timedatectl show -p NTPSynchronized --value </dev/null 2>/dev/null)
+	case $qtop_value in
+	yes | no) qtop_record cap clock_synced "$qtop_value" ;;
+	esac
+fi
 if qtop_spool_ready "$qtop_spool"; then
 	qtop_record cap spool "$qtop_spool"
 else
