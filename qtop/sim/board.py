@@ -120,6 +120,8 @@ class SimBoard:
         self._service = ToolService(self, token, HANDLERS)
         port = self._service.start()
         install_tools(self.bin_dir, port, self.token_path)
+        if self.config.ntp_synchronized is not None:
+            install_timedatectl(self.bin_dir, self.config.ntp_synchronized)
         self._service.calibrate(self.bin_dir / "qnn-net-run")
         self.started = True
         return self
@@ -253,6 +255,22 @@ class SimBoard:
             while time.monotonic() < settle and any(_alive(p) for p in processes):
                 time.sleep(0.01)
         return len(killed)
+
+
+def install_timedatectl(directory: Path, synchronized: bool) -> None:
+    """systemd's timedatectl, as far as the probe uses it: whether NTP has set the clock."""
+    answer = "yes" if synchronized else "no"
+    script = directory / "timedatectl"
+    script.write_text(
+        "#!/bin/sh\n"
+        "# timedatectl on the qtop simulated board: the one query qtop's probe makes.\n"
+        "if [ \"$*\" = 'show -p NTPSynchronized --value' ]; then\n"
+        f"\techo {answer}\n\texit 0\nfi\n"
+        "echo 'timedatectl on the simulated board answers only: "
+        "show -p NTPSynchronized --value' >&2\n"
+        "exit 1\n"
+    )
+    script.chmod(0o755)
 
 
 def install_android_tools(directory: Path) -> None:

@@ -219,6 +219,9 @@ class SimConfig:
     # False: the sessions' PATH has the usual tools but no bash (and no python3),
     # as on Android, so the device agent takes its POSIX sh path.
     bash_on_path: bool = True
+    # What systemd's timedatectl says of NTP (the probe asks); None: no systemd, as on
+    # Android, and no timedatectl on the PATH.
+    ntp_synchronized: bool | None = True
     physics_tick_s: float = 0.05
     # cpufreq is re-read "instantly" on a real board; the sim rewrites it every tick.
     cpufreq_refresh_s: float = 0.05
@@ -375,6 +378,7 @@ def default_config(variant: str = "evk") -> SimConfig:
             raw_zones=ANDROID_RAW_ZONES,
             cooling=ANDROID_COOLING,
             bash_on_path=False,
+            ntp_synchronized=None,
         ).validate()
     return SimConfig(variant=variant).validate()
 

@@ -10,12 +10,14 @@ import shutil
 import signal
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from qtop.profiles import builtin_profile_dir
 from qtop.sim import SimBoard, start_sim
+from qtop.sim.config import default_config
 from qtop.sim.tools.profiling_log import SDK_VERSION
 
 from . import helpers
@@ -126,6 +128,9 @@ async def test_probe_json_on_the_simulated_glasses(tmp_path):
     }
     assert found["clock"]["runner"] == "date" and found["clock"]["runner_resolution_s"] == 1e-6
     assert found["clock"]["sampler"] == "uptime" and found["clock"]["sampler_resolution_s"] == 0.01
+    # Android has no systemd: nothing says whether NTP has set the clock, and nothing is warned.
+    assert found["clock"]["ntp_synchronized"] is None
+    assert not [p for p in found["problems"] if p["item"] == "clock"]
     assert found["spool"] == {"path": str(tmp_path / "spool"), "writable": True, "error": None}
     assert found["sysfs_root"] == str(sim.sysfs_root)
 
@@ -196,6 +201,8 @@ async def test_probe_json_on_the_simulated_evk_shows_its_meter(tmp_path):
     assert found["shell"]["launcher"] == "bash job control + setsid"
     assert found["shell"]["sigint"] == "default"
     assert (found["clock"]["runner"], found["clock"]["sampler"]) == ("epoch", "epoch")
+    # The EVK runs systemd, whose timedatectl says NTP has set its clock.
+    assert found["clock"]["ntp_synchronized"] is True
     check_zones(
         found, sim, [("passive", 105.0, 5.0), ("passive", 115.0, 5.0), ("critical", 125.0, 1.0)]
     )
@@ -232,6 +239,19 @@ async def test_probe_json_on_the_simulated_evk_shows_its_meter(tmp_path):
     assert meters[0]["refresh"]["period_s"] <= 0.3
     check_tools(found, sim)
     assert not_about_the_npu(found["problems"]) == []
+
+
+async def test_an_evk_whose_clock_ntp_has_not_set_is_warned_of_over_ssh(tmp_path):
+    config = replace(default_config("evk"), ntp_synchronized=False)
+    async with start_sim(tmp_path / "sim", config=config, time_scale=20, seed=4) as sim:
+        profile = sim_profile(sim, "sim-evk", tmp_path)
+        status, out, err = await qtop("probe", str(profile), "--json", "--window", "0")
+    assert status == 0, err
+    found = json.loads(out)
+    assert found["clock"]["ntp_synchronized"] is False
+    (clock,) = [p for p in found["problems"] if p["item"] == "clock"]
+    assert clock["severity"] == "warning" and "NTPSynchronized=no" in clock["problem"]
+    assert found["can_run"] is True
 
 
 async def test_a_running_htp_tool_is_reported_as_holding_the_npu(tmp_path):
