@@ -120,6 +120,8 @@ class SimBoard:
         self._service = ToolService(self, token, HANDLERS)
         port = self._service.start()
         install_tools(self.bin_dir, port, self.token_path)
+        # A state directory may have served another variant: no systemd, no timedatectl.
+        (self.bin_dir / "timedatectl").unlink(missing_ok=True)
         if self.config.ntp_synchronized is not None:
             install_timedatectl(self.bin_dir, self.config.ntp_synchronized)
         self._service.calibrate(self.bin_dir / "qnn-net-run")

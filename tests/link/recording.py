@@ -6,10 +6,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from qtop.device.plan import RunOptions
+from qtop.live.backoff import Backoff
 from qtop.live.source import LiveSource
+from qtop.profiles import load_profile_text
 from qtop.record.reader import open_recording
 from qtop.record.writer import RecordingWriter
 from qtop.session import Session
+from qtop.transport.local import LocalTransport
 
 
 async def record(source: LiveSource, path: Path, observer=None) -> list[dict[str, Any]]:
@@ -22,6 +26,28 @@ async def record(source: LiveSource, path: Path, observer=None) -> list[dict[str
     finally:
         await source.close()
     return load(path)
+
+
+async def warnings_of_a_short_local_run(
+    tmp_path: Path, sysfs: Path, device_extra: str = ""
+) -> list[str]:
+    """The warnings a two-iteration run on this machine records (``device_extra``: more
+    ``device`` keys, each after a comma)."""
+    profile = load_profile_text(
+        f"device: {{sysfs_root: '{sysfs}', spool_dir: '{tmp_path / 'spool'}', "
+        f"sample_interval: 50ms{device_extra}}}\n"
+        "run: {command: 'sleep 0.01', warmup: 0, iterations: 2, min_iterations: 2}\n",
+        "short.yaml",
+    )
+    source = LiveSource(
+        profile,
+        LocalTransport(),
+        run_options=RunOptions(calibrations=3),
+        backoff=Backoff(initial_s=0.05, maximum_s=0.2),
+    )
+    events = await record(source, tmp_path / "run.jsonl")
+    assert events[-1]["reason"] == "completed"
+    return [e["text"] for e in of_kind(events, "log") if e["level"] == "warning"]
 
 
 def load(path: Path) -> list[dict[str, Any]]:

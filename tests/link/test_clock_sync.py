@@ -9,14 +9,9 @@ import sys
 import pytest
 
 from qtop.device.checkup import unsynced_clock
-from qtop.device.plan import RunOptions
-from qtop.live.backoff import Backoff
-from qtop.live.source import LiveSource
-from qtop.profiles import load_profile_text
-from qtop.transport.local import LocalTransport
 
 from .helpers import SHELLS, make_sysfs, probe_locally, profile_for, shadow_command
-from .recording import of_kind, record
+from .recording import warnings_of_a_short_local_run
 
 NO_SYSTEMD = (
     "#!/bin/sh\necho 'System has not been booted with systemd as init system' >&2\nexit 1\n"
@@ -78,22 +73,7 @@ def test_probe_says_the_clock_is_not_synchronised_with_the_fix(tmp_path, monkeyp
 
 
 async def clock_warnings_of_a_run(tmp_path) -> list[str]:
-    sysfs = make_sysfs(tmp_path / "sys")
-    profile = load_profile_text(
-        f"device: {{sysfs_root: '{sysfs}', spool_dir: '{tmp_path / 'spool'}', "
-        "sample_interval: 50ms}\n"
-        "run: {command: 'sleep 0.01', warmup: 0, iterations: 2, min_iterations: 2}\n",
-        "clock.yaml",
-    )
-    source = LiveSource(
-        profile,
-        LocalTransport(),
-        run_options=RunOptions(calibrations=3),
-        backoff=Backoff(initial_s=0.05, maximum_s=0.2),
-    )
-    events = await record(source, tmp_path / "run.jsonl")
-    assert events[-1]["reason"] == "completed"
-    warnings = [e["text"] for e in of_kind(events, "log") if e["level"] == "warning"]
+    warnings = await warnings_of_a_short_local_run(tmp_path, make_sysfs(tmp_path / "sys"))
     return [text for text in warnings if "NTPSynchronized" in text]
 
 

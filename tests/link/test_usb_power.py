@@ -4,14 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qtop.device.plan import RunOptions
-from qtop.live.backoff import Backoff
-from qtop.live.source import LiveSource
-from qtop.profiles import load_profile_text
-from qtop.transport.local import LocalTransport
-
 from .helpers import make_sysfs
-from .recording import of_kind, record
+from .recording import warnings_of_a_short_local_run
 
 
 def tree(tmp_path: Path, status: str, usb_online: str | None) -> Path:
@@ -34,21 +28,7 @@ async def warnings_of_a_run(tmp_path: Path, sysfs: Path, meter: bool = False) ->
         if meter
         else ""
     )
-    profile = load_profile_text(
-        f"device: {{sysfs_root: '{sysfs}', spool_dir: '{tmp_path / 'spool'}', "
-        f"sample_interval: 50ms{meters}}}\n"
-        "run: {command: 'sleep 0.01', warmup: 0, iterations: 2, min_iterations: 2}\n",
-        "usb.yaml",
-    )
-    source = LiveSource(
-        profile,
-        LocalTransport(),
-        run_options=RunOptions(calibrations=3),
-        backoff=Backoff(initial_s=0.05, maximum_s=0.2),
-    )
-    events = await record(source, tmp_path / "run.jsonl")
-    assert events[-1]["reason"] == "completed"
-    return [e["text"] for e in of_kind(events, "log") if e["level"] == "warning"]
+    return await warnings_of_a_short_local_run(tmp_path, sysfs, meters)
 
 
 async def test_charging_over_usb_is_a_warning_with_the_ways_out(tmp_path):

@@ -231,6 +231,18 @@ qtop_emit_clock() {
 
 # --- waiting -------------------------------------------------------------------
 
+# Microseconds (qtop_d) a timed read of $1 seconds on fd 9 took, its stderr
+# to $2: how qtop_wait_init finds out what the shell's timed read does.
+qtop_time_read() {
+	qtop_now
+	qtop_w_s=$qtop_s
+	qtop_w_f=$qtop_f
+	# shellcheck disable=SC3045 # the point is to find out whether and how it works
+	read -r -t "$1" qtop_void <&9 2>"$2"
+	qtop_now
+	qtop_us_since "$qtop_w_s" "$qtop_w_f"
+}
+
 # A FIFO nobody writes to, on fd 9: `read -t` on it is a sleep without a
 # fork, and a byte written to it (qtop_wake_all) ends the sleep at once (bash
 # runs a trap only after `read -t` returns). Fd 9 rather than standard input:
@@ -254,13 +266,7 @@ qtop_wait_init() {
 	# tried again, up to 3 times, before the shell is taken not to sleep in it.
 	qtop_tries=0
 	while :; do
-		qtop_now
-		qtop_w_s=$qtop_s
-		qtop_w_f=$qtop_f
-		# shellcheck disable=SC3045 # the point is to find out whether it works
-		read -r -t 0.05 qtop_void <&9 2>"$qtop_refusal"
-		qtop_now
-		qtop_us_since "$qtop_w_s" "$qtop_w_f"
+		qtop_time_read 0.05 "$qtop_refusal"
 		qtop_refused=
 		[ ! -s "$qtop_refusal" ] || qtop_refused=1
 		rm -f "$qtop_refusal"
@@ -282,13 +288,7 @@ qtop_wait_init() {
 	qtop_read_ms=
 	qtop_tries=0
 	while [ "$qtop_res_us" = 1 ] && [ -z "$qtop_read_ms" ] && [ "$qtop_tries" -lt 3 ]; do
-		qtop_now
-		qtop_w_s=$qtop_s
-		qtop_w_f=$qtop_f
-		# shellcheck disable=SC3045 # found above to work
-		read -r -t 0.0009 qtop_void <&9
-		qtop_now
-		qtop_us_since "$qtop_w_s" "$qtop_w_f"
+		qtop_time_read 0.0009 /dev/null
 		[ "$qtop_d" -ge 900 ] || qtop_read_ms=1
 		qtop_tries=$((qtop_tries + 1))
 	done
