@@ -450,15 +450,16 @@ def _problems(
 
 
 def unsynced_clock(probe: ProbeResult) -> Problem | None:
-    """A wall clock NTP has not set yet: the step still to come moves what the run times."""
+    """A wall clock NTP has not set yet: the step still to come moves the device's own stamps."""
     if probe.clock_synced is not False:
         return None
     return Problem(
         "warning",
         "clock",
-        "the device's clock is not synchronised yet (timedatectl: NTPSynchronized=no); the "
-        "run times its phases on it, so when NTP steps it a duration run ends early or late "
-        "by the step, and paced arrivals and timeouts move with it",
+        "the device's clock is not synchronised yet (timedatectl: NTPSynchronized=no); when "
+        "NTP steps it during a run qtop takes the step off the run's own times, but the "
+        "dates the device writes itself (the profiler's 'Log File Created', the command's "
+        "output, file times) jump with it",
         "wait until timedatectl says 'System clock synchronized: yes', then start the run",
     )
 

@@ -194,6 +194,24 @@ def test_a_sleep_never_ends_before_the_time_asked(shell, tmp_path):
 
 
 @shells
+def test_waiting_for_a_time_long_past_returns_at_once(shell, tmp_path):
+    """Half an hour late (a runner held stopped): in 32-bit mksh the microseconds to
+    wait would overflow into 21 minutes of sleep."""
+    program = agent_script("lib.sh") + (
+        'qtop_clock_init ""\nqtop_wait_init "$1" probe\n'
+        'qtop_now\nqtop_sleep_until $((qtop_s - 3000)) 0\nqtop_put returned\n'
+    )
+    out = subprocess.run(
+        [shell, "-c", program, "sh", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    assert out == "returned\n"
+
+
+@shells
 def test_a_command_of_plain_words_is_execd_without_a_second_shell(
     tree, runs, shell, tmp_path, monkeypatch
 ):

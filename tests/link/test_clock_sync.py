@@ -66,7 +66,7 @@ def test_probe_says_the_clock_is_not_synchronised_with_the_fix(tmp_path, monkeyp
     assert found["clock"]["ntp_synchronized"] is False
     clock = [p for p in found["problems"] if p["item"] == "clock"]
     assert len(clock) == 1 and clock[0]["severity"] == "warning"
-    assert "a duration run ends early or late by the step" in clock[0]["problem"]
+    assert "qtop takes the step off the run's own times" in clock[0]["problem"]
     assert clock[0]["fix"] == (
         "wait until timedatectl says 'System clock synchronized: yes', then start the run"
     )

@@ -177,8 +177,13 @@ qtop_clock_init() {
 	fi
 	qtop_res_us=1
 	[ "$qtop_clock" != uptime ] || qtop_res_us=10000
-	# The reading function by name: a hot loop calls it as $qtop_now_fn.
-	qtop_now_fn=qtop_now_$qtop_clock
+	# The reading function by name: a hot loop calls it as $qtop_now_fn, which
+	# becomes qtop_now_shifted once the wall clock has stepped.
+	qtop_read_fn=qtop_now_$qtop_clock
+	qtop_now_fn=$qtop_read_fn
+	qtop_shift_s=0
+	qtop_shift_u=0
+	qtop_stepped=
 }
 
 qtop_now() {
@@ -211,22 +216,136 @@ qtop_ms_since() {
 	qtop_ms_between "$qtop_s" "$qtop_f" "$1" "$2"
 }
 
-# The K line: which clock this file's times use, and the uptime (the
-# device's CLOCK_BOOTTIME, in microseconds) at the moment of one reading. The
-# reading is taken just after /proc/uptime ticks, so the pair is exact to
-# the clock's resolution rather than anywhere within uptime's 10 ms.
-qtop_emit_clock() {
+# The uptime (qtop_up_s, and qtop_up_f in microseconds) just after
+# /proc/uptime ticked, and a reading of the clock (qtop_s, qtop_f, now) at
+# once after: a pair exact to the clock's resolution rather than anywhere
+# within uptime's 10 ms.
+qtop_read_at_tick() {
 	qtop_now_uptime
 	qtop_u0=$now
 	while :; do
 		qtop_now_uptime
 		[ "$now" = "$qtop_u0" ] || break
 	done
-	qtop_up=$now
-	[ "$qtop_clock" = uptime ] || qtop_now
+	qtop_up_s=$qtop_s
+	qtop_up_f=$qtop_f
+	[ "$qtop_clock" = uptime ] || $qtop_read_fn
+}
+
+# The K line: which clock this file's times use, and the uptime (the
+# device's CLOCK_BOOTTIME, in microseconds) at the moment of one reading.
+# The times after it are on the clock as it reads now: any shift taken off
+# for an earlier step starts again from nothing.
+qtop_emit_clock() {
+	qtop_read_at_tick
+	qtop_offset_s=$((qtop_s - qtop_up_s))
+	qtop_offset_u=$((1$qtop_f - 1$qtop_up_f))
+	if [ "$qtop_offset_u" -lt 0 ]; then
+		qtop_offset_s=$((qtop_offset_s - 1))
+		qtop_offset_u=$((qtop_offset_u + 1000000))
+	fi
+	qtop_shift_s=0
+	qtop_shift_u=0
+	qtop_now_fn=$qtop_read_fn
 	qtop_arith=64
 	[ $((2147483647 + 1)) -gt 0 ] || qtop_arith=32
-	qtop_line K "$qtop_clock" "$qtop_up" "$qtop_res_us" "$qtop_sleeper" "$qtop_arith"
+	qtop_line K "$qtop_clock" "$qtop_up_s$qtop_up_f" "$qtop_res_us" "$qtop_sleeper" "$qtop_arith"
+}
+
+# --- a clock that does not step --------------------------------------------------
+#
+# The wall clock steps whenever NTP (or anyone) sets it: a board without a
+# battery-backed clock boots at its build date and steps when the network
+# comes up, perhaps minutes into a run. /proc/uptime never steps (NTP's
+# slewing moves both clocks alike, and a suspend advances both) but counts in
+# 10 ms. So a reading's offset from uptime is compared with the one the K line
+# stated: a move of QTOP_STEP_US or more is a step, measured at uptime's
+# ticks and from then on taken off every reading (qtop_shift_s, qtop_shift_u).
+# The times a script writes stay on the clock its K line describes, as if it
+# had never stepped. Smaller moves are uptime's resolution and a preemption
+# between the two reads; a smaller step stays in the times.
+qtop_step_us=20000
+
+# Takes $1 seconds and $2 microseconds (0 <= $2 < 1000000) off the reading.
+qtop_sub_time() {
+	qtop_x=$((1$qtop_f - $2))
+	qtop_s=$((qtop_s - $1))
+	if [ "$qtop_x" -lt 1000000 ]; then
+		qtop_x=$((qtop_x + 1000000))
+		qtop_s=$((qtop_s - 1))
+	fi
+	qtop_f=${qtop_x#1}
+	now=$qtop_s$qtop_f
+}
+
+qtop_now_shifted() {
+	$qtop_read_fn
+	qtop_sub_time "$qtop_shift_s" "$qtop_shift_u"
+}
+
+# Has the reading's offset from the uptime ($1 seconds, $2 microseconds)
+# moved by a step from the K line's? qtop_ds/qtop_du: by how much, in
+# seconds and (when under 3 s) in microseconds. Never a whole time in
+# arithmetic (32-bit mksh).
+qtop_offset_moved() {
+	qtop_ds=$((qtop_s - $1 - qtop_offset_s))
+	case $qtop_ds in
+	-2 | -1 | 0 | 1 | 2) ;;
+	*) return 0 ;;
+	esac
+	qtop_du=$((qtop_ds * 1000000 + 1$qtop_f - 1$2 - qtop_offset_u))
+	[ "$qtop_du" -ge "$qtop_step_us" ] || [ "$qtop_du" -le "-$qtop_step_us" ]
+}
+
+# Looks at the (shifted) reading against /proc/uptime. A step is measured
+# twice at uptime's ticks: both must see it, or it was a preemption between
+# the reads; and the later of the two readings after a tick can only be late,
+# so the smaller offset is the truer. The step goes into the shift and off
+# this reading; qtop_step_s/qtop_step_u hold it (0 <= qtop_step_u < 1000000)
+# and qtop_stepped says there was one.
+qtop_check_step() {
+	qtop_stepped=
+	read -r qtop_t qtop_rest </proc/uptime
+	qtop_offset_moved "${qtop_t%.*}" "${qtop_t#*.}0000" || return 0
+	qtop_keep_s=$qtop_s
+	qtop_keep_f=$qtop_f
+	qtop_seen=0
+	while [ "$qtop_seen" -lt 2 ]; do
+		qtop_read_at_tick
+		qtop_sub_time "$qtop_shift_s" "$qtop_shift_u"
+		qtop_offset_moved "$qtop_up_s" "$qtop_up_f" || break
+		qtop_x=$((qtop_s - qtop_up_s - qtop_offset_s))
+		qtop_y=$((1$qtop_f - 1$qtop_up_f - qtop_offset_u))
+		while [ "$qtop_y" -lt 0 ]; do
+			qtop_x=$((qtop_x - 1))
+			qtop_y=$((qtop_y + 1000000))
+		done
+		if [ "$qtop_seen" -eq 0 ] || [ "$qtop_x" -lt "$qtop_step_s" ] ||
+			{ [ "$qtop_x" -eq "$qtop_step_s" ] && [ "$qtop_y" -lt "$qtop_step_u" ]; }; then
+			qtop_step_s=$qtop_x
+			qtop_step_u=$qtop_y
+		fi
+		qtop_seen=$((qtop_seen + 1))
+	done
+	qtop_s=$qtop_keep_s
+	qtop_f=$qtop_keep_f
+	now=$qtop_s$qtop_f
+	[ "$qtop_seen" -eq 2 ] || return 0
+	qtop_stepped=1
+	qtop_shift_s=$((qtop_shift_s + qtop_step_s))
+	qtop_shift_u=$((qtop_shift_u + qtop_step_u))
+	if [ "$qtop_shift_u" -ge 1000000 ]; then
+		qtop_shift_s=$((qtop_shift_s + 1))
+		qtop_shift_u=$((qtop_shift_u - 1000000))
+	fi
+	qtop_sub_time "$qtop_step_s" "$qtop_step_u"
+}
+
+# A reading that is checked every time (the runner: a few readings an
+# iteration, each worth one more read of /proc/uptime).
+qtop_now_watched() {
+	qtop_now_shifted
+	qtop_check_step
 }
 
 # --- waiting -------------------------------------------------------------------
@@ -332,11 +451,15 @@ qtop_sleep_us() {
 qtop_sleep_until() {
 	while [ -z "$qtop_stop" ]; do
 		qtop_now
-		if [ $(($1 - qtop_s)) -gt 1 ]; then
+		qtop_x=$(($1 - qtop_s))
+		if [ "$qtop_x" -gt 1 ]; then
 			qtop_sleep_us 1000000
 			continue
 		fi
-		qtop_d=$((($1 - qtop_s) * 1000000 + $2 - (1$qtop_f - 1000000)))
+		# Long past (a process held stopped for half an hour): 32-bit mksh
+		# would overflow on its microseconds.
+		[ "$qtop_x" -ge -1 ] || return 0
+		qtop_d=$((qtop_x * 1000000 + $2 - (1$qtop_f - 1000000)))
 		[ "$qtop_d" -gt 0 ] || return 0
 		# A timed read may count whole milliseconds (busybox): never ask for less.
 		[ "$qtop_d" -ge 1000 ] || qtop_d=1000

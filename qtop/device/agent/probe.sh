@@ -78,8 +78,8 @@ fi
 qtop_record cap pagesize "$(getconf PAGESIZE 2>/dev/null || echo 4096)"
 [ -r /proc/uptime ] && qtop_record cap uptime 1
 # Whether NTP has set the wall clock yet, where systemd can say (timedatectl asks
-# the kernel): the runner times its phases on that clock, so a step still to
-# come moves a run's end. Anything but yes or no (no systemd) says nothing.
+# the kernel): the run takes a step off its own times, but the dates the device
+# writes itself jump. Anything but yes or no (no systemd) says nothing.
 if command -v timedatectl >/dev/null 2>&1; then
 	qtop_value=$($qtop_timeout timedatectl show -p NTPSynchronized --value </dev/null 2>/dev/null)
 	case $qtop_value in

@@ -56,6 +56,31 @@ exec 3>>"$qtop_dir/events"
 qtop_clock_init "${QTOP_CLOCK:-}"
 qtop_wait_init "$qtop_dir" run
 
+# Every reading of the runner is checked against /proc/uptime once its K line
+# is out (qtop_now_watched): a step of the wall clock is taken off, and said
+# once, by the runner itself (the watchdog, a subshell, has these functions too).
+qtop_now() {
+	$qtop_now_fn
+	[ -z "$qtop_stepped" ] || [ -z "$qtop_step_log" ] || qtop_log_step
+}
+
+qtop_log_step() {
+	qtop_stepped=
+	qtop_x=$((qtop_step_u + 1000000))
+	qtop_x="$qtop_step_s.${qtop_x#1} s forward"
+	if [ "$qtop_step_s" -lt 0 ]; then
+		qtop_x=$((1000000 - qtop_step_u))
+		qtop_y=$((-qtop_step_s - 1))
+		if [ "$qtop_x" -eq 1000000 ]; then
+			qtop_x=0
+			qtop_y=$((qtop_y + 1))
+		fi
+		qtop_x=$((qtop_x + 1000000))
+		qtop_x="$qtop_y.${qtop_x#1} s back"
+	fi
+	qtop_line L info "the device's clock was set $qtop_x during the run (NTP, or by hand); measured against /proc/uptime and taken off: the run's times, durations and schedule go on as if it had not moved" >&3
+}
+
 qtop_log() {
 	qtop_now
 	qtop_line L "$1" "$2" >&3
@@ -126,6 +151,7 @@ qtop_due_now() {
 # qtop_end_helper after it closes; it finds the command in cmd.pid.
 qtop_watchdog() {
 	qtop_stop=
+	qtop_step_log=
 	qtop_signals="INT TERM KILL"
 	[ "${QTOP_SIGINT:-default}" = default ] || qtop_signals="TERM KILL"
 	qtop_due_now
@@ -208,6 +234,8 @@ qtop_timed() {
 	qtop_t0=$now
 	qtop_t0_s=$qtop_s
 	qtop_t0_f=$qtop_f
+	qtop_t0_shift_s=$qtop_shift_s
+	qtop_t0_shift_u=$qtop_shift_u
 	if [ "$qtop_clock" = epoch ]; then
 		(
 			# A stop whose trap ran after the loop's last look: no command.
@@ -239,9 +267,18 @@ qtop_timed() {
 		case $qtop_x in
 		'' | *[!0-9]*) ;;
 		*)
-			qtop_t0=$qtop_x
-			qtop_t0_s=${qtop_x%??????}
-			qtop_t0_f=${qtop_x#"$qtop_t0_s"}
+			# The subshell's stamp is a plain reading: the shift as it was
+			# before the command comes off it (a step during the command is
+			# in the shift the end's reading found).
+			qtop_s=${qtop_x%??????}
+			qtop_f=${qtop_x#"$qtop_s"}
+			qtop_sub_time "$qtop_t0_shift_s" "$qtop_t0_shift_u"
+			qtop_t0=$now
+			qtop_t0_s=$qtop_s
+			qtop_t0_f=$qtop_f
+			now=$qtop_t1
+			qtop_s=$qtop_t1_s
+			qtop_f=$qtop_t1_f
 			;;
 		esac
 	fi
@@ -665,6 +702,10 @@ qtop_finish() {
 qtop_v=0
 qtop_proc=0
 qtop_emit_clock >&3
+if [ "$qtop_clock" != uptime ]; then
+	qtop_now_fn=qtop_now_watched
+	qtop_step_log=1
+fi
 # The launcher says how it left SIGINT, but a launcher that itself ran with SIGINT
 # ignored (a background job of a script, nohup) passes that on: an ignored signal
 # stays ignored across exec and `set -m`. This shell's own mask says for sure.

@@ -37,6 +37,24 @@ qtop_close_stdin
 qtop_emit_clock
 qtop_interval=$QTOP_INTERVAL_US
 
+# A tick that came a step of the clock later or any earlier than due looks at
+# /proc/uptime: if the wall clock stepped, the step comes off this reading and
+# every later one, and the tick is looked at again.
+qtop_stepped_now() {
+	case $qtop_clock in uptime) return 1 ;; esac
+	qtop_check_step
+	case $qtop_stepped in '') return 1 ;; esac
+	qtop_now_fn=qtop_now_shifted
+}
+
+# The schedule starts again from a new K line's reading.
+qtop_restart() {
+	qtop_emit_clock
+	qtop_due_s=$qtop_s
+	qtop_due_u=$((1$qtop_f - 1000000))
+	qtop_late=0
+}
+
 # The loop is written for the shell's speed: `case` rather than `[`, several
 # arithmetic expansions per `:`, the clock's function called directly.
 $qtop_now_fn
@@ -48,12 +66,9 @@ while :; do
 	qtop_late=$((qtop_s - qtop_due_s))
 	case $qtop_late in
 	[0-9][0-9][0-9][0-9]* | -[0-9][0-9][0-9][0-9]*)
-		# The clock stepped, or the device slept, 1000 s or more: start the
-		# schedule again from here and say where this file's clock stands.
-		qtop_due_s=$qtop_s
-		qtop_due_u=$((1$qtop_f - 1000000))
-		qtop_late=0
-		qtop_emit_clock
+		qtop_stepped_now && continue
+		# The device slept 1000 s or more: the schedule starts again from here.
+		qtop_restart
 		;;
 	*) qtop_late=$((qtop_late * 1000000 + 1$qtop_f - 1000000 - qtop_due_u)) ;;
 	esac
@@ -61,11 +76,10 @@ while :; do
 	-*)
 		if [ "$qtop_late" -ge "-$qtop_res_us" ]; then
 			qtop_late=0
+		elif qtop_stepped_now; then
+			continue
 		elif [ "$qtop_late" -lt "-$qtop_interval" ]; then
-			qtop_due_s=$qtop_s
-			qtop_due_u=$((1$qtop_f - 1000000))
-			qtop_late=0
-			qtop_emit_clock
+			qtop_restart
 		else
 			# Woken early (a signal; a timed read that counts whole milliseconds
 			# where the clock could not tell): the rest is waited as one
@@ -78,6 +92,7 @@ while :; do
 		fi
 		;;
 	esac
+	case $((qtop_late >= qtop_step_us)) in 1) qtop_stepped_now && continue ;; esac
 	qtop_skip=$((qtop_late / qtop_interval))
 	case $qtop_skip in
 	0) ;;
@@ -96,7 +111,7 @@ while :; do
 		$qtop_now_fn
 		qtop_wait=$(((qtop_due_s - qtop_s) * 1000000 + qtop_due_u + 1000000 - 1$qtop_f))
 		# A clock stepped back waits no longer than an interval; the next tick
-		# then starts the schedule again.
+		# then finds the step.
 		qtop_wait=$((qtop_wait > qtop_interval ? qtop_interval : qtop_wait))
 		;;
 	*) qtop_wait=$((qtop_interval - qtop_late)) ;;
