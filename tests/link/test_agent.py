@@ -199,7 +199,7 @@ def test_waiting_for_a_time_long_past_returns_at_once(shell, tmp_path):
     wait would overflow into 21 minutes of sleep."""
     program = agent_script("lib.sh") + (
         'qtop_clock_init ""\nqtop_wait_init "$1" probe\n'
-        'qtop_now\nqtop_sleep_until $((qtop_s - 3000)) 0\nqtop_put returned\n'
+        "qtop_now\nqtop_sleep_until $((qtop_s - 3000)) 0\nqtop_put returned\n"
     )
     out = subprocess.run(
         [shell, "-c", program, "sh", str(tmp_path)],
