@@ -325,6 +325,13 @@ def build_run_plan(
     spool = probe.spool
     if spool is None:
         raise spool_error(probe)
+    if not probe.has("uptime"):
+        # The agent's clock lines pair every clock with it: without it they would wait for ever.
+        raise UsageError(
+            "/proc/uptime is not readable on the device: the agent has no clock to stamp "
+            "samples with",
+            "run qtop as a user that can read /proc/uptime",
+        )
     base_env = {**profile.device.env, **profile.run.env}
     files = {name: agent_script(name) for name in AGENT_SCRIPTS}
     files["plan.sh"] = _plan_sh(profile, shell, run_id, options)

@@ -213,7 +213,7 @@ class Translator:
             return []
         clock = self.clocks["samples"]
         if isinstance(line, ClockLine):
-            # A later K line (the clock stepped, or the device slept) moves the clock only.
+            # A later K line (the device slept, say) moves the clock only.
             self.last_seq["samples"] = line.seq
             self.clocks["samples"] = self._file_clock(line)
             if self._sample_seq_base is None:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 
 import pytest
 
 from qtop.device.control import probe_script
+from qtop.device.plan import build_run_plan
 from qtop.device.probe import parse_probe
 from qtop.device.sensors import meter_path, plan_sensors, zone_quantity
+from qtop.errors import UsageError
 from qtop.profiles import DeviceProfile, MeterChannel, load_profile_text
 
-from .helpers import SHELLS, make_sysfs
+from .helpers import SHELLS, make_sysfs, probe_locally, profile_for
 
 ANDROID_ZONES = "\n".join(
     [
@@ -233,3 +236,20 @@ def test_nothing_is_said_where_nothing_was_asked():
     )
     plan = plan_sensors(probe, device)
     assert plan.findings == () and plan.warnings == ()
+
+
+def test_a_device_without_a_readable_uptime_is_refused_before_the_launch(tmp_path):
+    """Every clock line of the agent pairs its clock with /proc/uptime: the plan refuses
+    rather than launch a run that would wait for it for ever."""
+    profile = profile_for(
+        make_sysfs(tmp_path / "sys"), tmp_path / "spool", "{command: 'true', iterations: 1}"
+    )
+    probe = probe_locally("sh", profile)
+    assert probe.has("uptime")
+    sensors = plan_sensors(probe, profile.device)
+    build_run_plan(profile, probe, sensors, shell="sh", run_id="r1")
+    caps = {name: value for name, value in probe.caps.items() if name != "uptime"}
+    with pytest.raises(UsageError) as refused:
+        build_run_plan(profile, replace(probe, caps=caps), sensors, shell="sh", run_id="r1")
+    assert "/proc/uptime is not readable" in refused.value.problem
+    assert refused.value.fix == "run qtop as a user that can read /proc/uptime"

@@ -301,8 +301,9 @@ qtop_offset_moved() {
 # twice at uptime's ticks: both must see it, or it was a preemption between
 # the reads; and the later of the two readings after a tick can only be late,
 # so the smaller offset is the truer. The step goes into the shift and off
-# this reading; qtop_step_s/qtop_step_u hold it (0 <= qtop_step_u < 1000000)
-# and qtop_stepped says there was one.
+# this reading, and every later reading is shifted ($qtop_now_fn);
+# qtop_step_s/qtop_step_u hold it (0 <= qtop_step_u < 1000000) and qtop_stepped
+# says there was one.
 qtop_check_step() {
 	qtop_stepped=
 	read -r qtop_t qtop_rest </proc/uptime
@@ -339,13 +340,7 @@ qtop_check_step() {
 		qtop_shift_u=$((qtop_shift_u - 1000000))
 	fi
 	qtop_sub_time "$qtop_step_s" "$qtop_step_u"
-}
-
-# A reading that is checked every time (the runner: a few readings an
-# iteration, each worth one more read of /proc/uptime).
-qtop_now_watched() {
-	qtop_now_shifted
-	qtop_check_step
+	qtop_now_fn=qtop_now_shifted
 }
 
 # --- waiting -------------------------------------------------------------------

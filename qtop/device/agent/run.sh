@@ -57,10 +57,12 @@ qtop_clock_init "${QTOP_CLOCK:-}"
 qtop_wait_init "$qtop_dir" run
 
 # Every reading of the runner is checked against /proc/uptime once its K line
-# is out (qtop_now_watched): a step of the wall clock is taken off, and said
-# once, by the runner itself (the watchdog, a subshell, has these functions too).
+# is out (qtop_watch_fn): a step of the wall clock is taken off, and said once,
+# by the runner itself (the watchdog, a subshell, has these functions too).
+qtop_watch_fn=:
 qtop_now() {
 	$qtop_now_fn
+	$qtop_watch_fn
 	[ -z "$qtop_stepped" ] || [ -z "$qtop_step_log" ] || qtop_log_step
 }
 
@@ -703,7 +705,7 @@ qtop_v=0
 qtop_proc=0
 qtop_emit_clock >&3
 if [ "$qtop_clock" != uptime ]; then
-	qtop_now_fn=qtop_now_watched
+	qtop_watch_fn=qtop_check_step
 	qtop_step_log=1
 fi
 # The launcher says how it left SIGINT, but a launcher that itself ran with SIGINT

@@ -44,7 +44,6 @@ qtop_stepped_now() {
 	case $qtop_clock in uptime) return 1 ;; esac
 	qtop_check_step
 	case $qtop_stepped in '') return 1 ;; esac
-	qtop_now_fn=qtop_now_shifted
 }
 
 # The schedule starts again from a new K line's reading.
