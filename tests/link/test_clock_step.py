@@ -9,6 +9,7 @@ mksh's and busybox's `$EPOCHREALTIME` and the `date` that dash's runner forks; b
 
 from __future__ import annotations
 
+import asyncio
 import glob
 import itertools
 import re
@@ -28,8 +29,13 @@ from qtop.device.protocol import (
     ProcessLine,
     SampleLine,
 )
+from qtop.live.backoff import Backoff
+from qtop.live.source import LiveSource
+from qtop.profiles import load_profile_text
+from qtop.transport.local import LocalTransport
 
 from .helpers import AGENT_SHELLS, LocalRun, launch_locally, make_sysfs, profile_for, shell_id
+from .recording import of_kind, record
 
 LIBFAKETIME = next(iter(sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1"))), None)
 
@@ -211,3 +217,47 @@ def test_a_step_shorter_than_the_sampler_notices_on_its_own_is_taken_off_too(
     slots = [line.slot for line, _t in ticks]
     # A busy machine may lose a tick now and then; the step alone would lose 18.
     assert sum(b - a - 1 for a, b in itertools.pairwise(slots)) < 10
+
+
+async def test_the_recording_of_a_stepped_run_stays_on_one_timeline(tmp_path, stepped_clock):
+    """Through the host, as `qtop run --local` records it: a run stepped 3600.5 s forward
+    records its iterations, samples and phases on one timeline, with no gap and the note."""
+    sysfs = make_sysfs(tmp_path / "sys")
+    profile = load_profile_text(
+        f"device: {{sysfs_root: '{sysfs}', spool_dir: '{tmp_path / 'spool'}', "
+        "sample_interval: 50ms}\n"
+        "run: {command: 'sleep 0.05', warmup: 0, duration: 3s}\n",
+        "step.yaml",
+    )
+    source = LiveSource(
+        profile,
+        LocalTransport(),
+        run_options=RunOptions(calibrations=3),
+        backoff=Backoff(initial_s=0.05, maximum_s=0.2),
+    )
+    recording = asyncio.create_task(record(source, tmp_path / "run.jsonl"))
+    deadline = time.monotonic() + 60.0
+    while not any(
+        "\tmeasure\t" in events.read_text() for events in tmp_path.glob("spool/*/events")
+    ):
+        assert time.monotonic() < deadline and not recording.done(), "the run never began measuring"
+        await asyncio.sleep(0.02)
+    started = time.monotonic()
+    await asyncio.sleep(1.0)
+    stepped_clock.step(3600.5)
+    events = await asyncio.wait_for(recording, timeout=60.0)
+    elapsed = time.monotonic() - started
+    assert events[-1]["reason"] == "completed"
+    assert not [e for e in of_kind(events, "link") if e["state"] == "gap"]
+    notes = [e["text"] for e in of_kind(events, "log") if STEP_NOTE.search(e["text"])]
+    assert len(notes) == 1
+    phases = {e["phase"]: e["t"] for e in of_kind(events, "phase")}
+    assert 3.0 <= phases["done"] - phases["measure"] < elapsed + 1.0
+    iterations = of_kind(events, "iteration")
+    assert all(0.04 <= e["latency_s"] < 1.0 for e in iterations)
+    ends = [e["end"] for e in iterations]
+    assert ends == sorted(ends)
+    ticks = [e["t"] for e in of_kind(events, "sample")]
+    assert ticks == sorted(ticks)
+    assert max(b - a for a, b in itertools.pairwise(ticks)) < 1.0
+    assert ticks[-1] - ticks[0] < elapsed + 10.0
