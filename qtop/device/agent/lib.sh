@@ -259,7 +259,7 @@ qtop_emit_clock() {
 # comes up, perhaps minutes into a run. /proc/uptime never steps (NTP's
 # slewing moves both clocks alike, and a suspend advances both) but counts in
 # 10 ms. So a reading's offset from uptime is compared with the one the K line
-# stated: a move of QTOP_STEP_US or more is a step, measured at uptime's
+# stated: a move of qtop_step_us or more is a step, measured at uptime's
 # ticks and from then on taken off every reading (qtop_shift_s, qtop_shift_u).
 # The times a script writes stay on the clock its K line describes, as if it
 # had never stepped. Smaller moves are uptime's resolution and a preemption
@@ -299,8 +299,8 @@ qtop_offset_moved() {
 
 # Looks at the (shifted) reading against /proc/uptime. A step is measured
 # twice at uptime's ticks: both must see it, or it was a preemption between
-# the reads; and the later of the two readings after a tick can only be late,
-# so the smaller offset is the truer. The step goes into the shift and off
+# the reads; and a reading after a tick can only come late, never early, so
+# the smaller of the two offsets is the truer. The step goes into the shift and off
 # this reading, and every later reading is shifted ($qtop_now_fn);
 # qtop_step_s/qtop_step_u hold it (0 <= qtop_step_u < 1000000) and qtop_stepped
 # says there was one.
