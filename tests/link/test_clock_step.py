@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import glob
 import itertools
+import os
 import re
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -261,3 +263,38 @@ async def test_the_recording_of_a_stepped_run_stays_on_one_timeline(tmp_path, st
     assert ticks == sorted(ticks)
     assert max(b - a for a, b in itertools.pairwise(ticks)) < 1.0
     assert ticks[-1] - ticks[0] < elapsed + 10.0
+
+
+def test_a_step_found_as_an_iteration_starts_stays_out_of_its_window(
+    tmp_path, stepped_clock, monkeypatch
+):
+    """dash stamps an iteration's start in the runner, with a forked `date`: a step found
+    by that reading is measured (up to two of uptime's 10 ms ticks) and noted after it,
+    and must not be timed as part of the command. The runner holds itself (SIGSTOP, a
+    test hook) between two measured iterations while the clock steps."""
+    monkeypatch.setenv("QTOP_TEST_HOLD", "runner-between")
+    profile = profile_for(
+        make_sysfs(tmp_path / "sys"),
+        tmp_path / "spool",
+        "{command: 'sleep 0.05', warmup: 0, iterations: 3}",
+    )
+    run = launch_locally(agent_shell("dash"), profile, RunOptions(calibrations=3))
+    try:
+        deadline = time.monotonic() + 60.0
+        while Path(f"/proc/{run.pgid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "T":
+            assert time.monotonic() < deadline, "the runner never held between iterations"
+            time.sleep(0.01)
+        stepped_clock.step(3600.5)
+        os.kill(run.pgid, signal.SIGCONT)
+        assert run.wait(timeout=60.0) == "completed"
+    finally:
+        if run.state() == "running":
+            run.control("stop", str(run.run_dir), "10")
+    events = run.lines("events")
+    (note,) = [
+        line for line in events if isinstance(line, AgentLogLine) and STEP_NOTE.search(line.text)
+    ]
+    after = [line for line in events if isinstance(line, ProcessLine) and line.seq > note.seq]
+    assert [p.index for p in after] == [1, 2]
+    # The start is read again after the note: the measuring is not in the window.
+    assert after[0].start_us > note.time_us
