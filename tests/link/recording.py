@@ -28,22 +28,31 @@ async def record(source: LiveSource, path: Path, observer=None) -> list[dict[str
     return load(path)
 
 
-async def warnings_of_a_short_local_run(
-    tmp_path: Path, sysfs: Path, device_extra: str = ""
-) -> list[str]:
-    """The warnings a two-iteration run on this machine records (``device_extra``: more
-    ``device`` keys, each after a comma)."""
+def local_source(tmp_path: Path, sysfs: Path, run: str, device_extra: str = "") -> LiveSource:
+    """A live session on this machine, sampling every 50 ms (``run``: the profile's run
+    mapping; ``device_extra``: more ``device`` keys, each after a comma)."""
     profile = load_profile_text(
         f"device: {{sysfs_root: '{sysfs}', spool_dir: '{tmp_path / 'spool'}', "
-        f"sample_interval: 50ms{device_extra}}}\n"
-        "run: {command: 'sleep 0.01', warmup: 0, iterations: 2, min_iterations: 2}\n",
-        "short.yaml",
+        f"sample_interval: 50ms{device_extra}}}\nrun: {run}\n",
+        "local.yaml",
     )
-    source = LiveSource(
+    return LiveSource(
         profile,
         LocalTransport(),
         run_options=RunOptions(calibrations=3),
         backoff=Backoff(initial_s=0.05, maximum_s=0.2),
+    )
+
+
+async def warnings_of_a_short_local_run(
+    tmp_path: Path, sysfs: Path, device_extra: str = ""
+) -> list[str]:
+    """The warnings a two-iteration run on this machine records."""
+    source = local_source(
+        tmp_path,
+        sysfs,
+        "{command: 'sleep 0.01', warmup: 0, iterations: 2, min_iterations: 2}",
+        device_extra,
     )
     events = await record(source, tmp_path / "run.jsonl")
     assert events[-1]["reason"] == "completed"

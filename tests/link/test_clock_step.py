@@ -31,13 +31,9 @@ from qtop.device.protocol import (
     ProcessLine,
     SampleLine,
 )
-from qtop.live.backoff import Backoff
-from qtop.live.source import LiveSource
-from qtop.profiles import load_profile_text
-from qtop.transport.local import LocalTransport
 
 from .helpers import AGENT_SHELLS, LocalRun, launch_locally, make_sysfs, profile_for, shell_id
-from .recording import of_kind, record
+from .recording import local_source, of_kind, record
 
 LIBFAKETIME = next(iter(sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1"))), None)
 
@@ -224,18 +220,8 @@ def test_a_step_shorter_than_the_sampler_notices_on_its_own_is_taken_off_too(
 async def test_the_recording_of_a_stepped_run_stays_on_one_timeline(tmp_path, stepped_clock):
     """Through the host, as `qtop run --local` records it: a run stepped 3600.5 s forward
     records its iterations, samples and phases on one timeline, with no gap and the note."""
-    sysfs = make_sysfs(tmp_path / "sys")
-    profile = load_profile_text(
-        f"device: {{sysfs_root: '{sysfs}', spool_dir: '{tmp_path / 'spool'}', "
-        "sample_interval: 50ms}\n"
-        "run: {command: 'sleep 0.05', warmup: 0, duration: 3s}\n",
-        "step.yaml",
-    )
-    source = LiveSource(
-        profile,
-        LocalTransport(),
-        run_options=RunOptions(calibrations=3),
-        backoff=Backoff(initial_s=0.05, maximum_s=0.2),
+    source = local_source(
+        tmp_path, make_sysfs(tmp_path / "sys"), "{command: 'sleep 0.05', warmup: 0, duration: 3s}"
     )
     recording = asyncio.create_task(record(source, tmp_path / "run.jsonl"))
     deadline = time.monotonic() + 60.0
@@ -298,3 +284,56 @@ def test_a_step_found_as_an_iteration_starts_stays_out_of_its_window(
     assert [p.index for p in after] == [1, 2]
     # The start is read again after the note: the measuring is not in the window.
     assert after[0].start_us > note.time_us
+
+
+def test_a_step_between_the_fork_and_the_commands_own_stamp_is_placed(
+    tmp_path, stepped_clock, monkeypatch
+):
+    """With a builtin clock the command's subshell stamps the start itself, after the
+    runner's last reading: a step in between is found only by the end's reading, and
+    the stamp is put on the side of the step nearer the runner's reading. The second
+    command holds itself (SIGSTOP, a test hook) before its stamp while the clock steps."""
+    monkeypatch.setenv("QTOP_TEST_HOLD", "command-start")
+    profile = profile_for(
+        make_sysfs(tmp_path / "sys"),
+        tmp_path / "spool",
+        "{command: 'sleep 0.05', warmup: 0, iterations: 3}",
+    )
+    run = launch_locally(agent_shell("mksh"), profile, RunOptions(calibrations=3))
+    try:
+        deadline = time.monotonic() + 60.0
+        while not (held := [pid for pid in group_members(run.pgid) if state_of(pid) == "T"]):
+            assert time.monotonic() < deadline, "the command never held before its stamp"
+            time.sleep(0.01)
+        stepped_clock.step(3600.5)
+        os.kill(held[0], signal.SIGCONT)
+        assert run.wait(timeout=60.0) == "completed"
+    finally:
+        if run.state() == "running":
+            run.control("stop", str(run.run_dir), "10")
+    events = run.lines("events")
+    assert [
+        line for line in events if isinstance(line, AgentLogLine) and STEP_NOTE.search(line.text)
+    ]
+    processes = [line for line in events if isinstance(line, ProcessLine)]
+    assert len(processes) == 3
+    assert all(0.05 <= (p.end_us - p.start_us) / 1e6 < 1.0 for p in processes)
+
+
+def state_of(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+def group_members(pgid: int) -> list[int]:
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid:
+            members.append(int(stat.parent.name))
+    return members

@@ -249,6 +249,11 @@ qtop_timed() {
 			[ -z "$qtop_stop" ] || exit 143
 			# shellcheck disable=SC2034 # the rest of the line is not needed
 			read -r qtop_me qtop_rest </proc/self/stat
+			# Tests hold the second command here (it stops itself), between the
+			# runner's reading before the fork and this stamp.
+			if [ "${QTOP_TEST_HOLD:-}" = command-start ] && [ "$qtop_proc" = 1 ]; then
+				kill -STOP "$qtop_me"
+			fi
 			qtop_now_epoch
 			qtop_put "$qtop_me $now" >"$qtop_dir/cmd.pid"
 			qtop_exec "$1"
@@ -269,17 +274,25 @@ qtop_timed() {
 	qtop_t1_s=$qtop_s
 	qtop_t1_f=$qtop_f
 	if [ "$qtop_clock" = epoch ]; then
-		qtop_x=
-		read -r qtop_me qtop_x <"$qtop_dir/cmd.pid"
-		case $qtop_x in
+		qtop_stamp=
+		read -r qtop_me qtop_stamp <"$qtop_dir/cmd.pid"
+		case $qtop_stamp in
 		'' | *[!0-9]*) ;;
 		*)
-			# The subshell's stamp is a plain reading: the shift as it was
-			# before the command comes off it (a step during the command is
-			# in the shift the end's reading found).
-			qtop_s=${qtop_x%??????}
-			qtop_f=${qtop_x#"$qtop_s"}
-			qtop_sub_time "$qtop_t0_shift_s" "$qtop_t0_shift_u"
+			# The subshell's stamp is a plain reading, taken before or after a
+			# step the end's reading found: of the stamp less the shift before
+			# the command and less the shift after it, the one nearer the
+			# runner's own reading before the fork is right (a fork takes far
+			# less than a step).
+			qtop_unshifted_stamp "$qtop_stamp" "$qtop_t0_shift_s" "$qtop_t0_shift_u"
+			if [ "$qtop_t0_shift_s.$qtop_t0_shift_u" != "$qtop_shift_s.$qtop_shift_u" ]; then
+				qtop_ms_between "$qtop_s" "$qtop_f" "$qtop_t0_s" "$qtop_t0_f"
+				qtop_before=${qtop_d#-}
+				qtop_unshifted_stamp "$qtop_stamp" "$qtop_shift_s" "$qtop_shift_u"
+				qtop_ms_between "$qtop_s" "$qtop_f" "$qtop_t0_s" "$qtop_t0_f"
+				[ "${qtop_d#-}" -le "$qtop_before" ] ||
+					qtop_unshifted_stamp "$qtop_stamp" "$qtop_t0_shift_s" "$qtop_t0_shift_u"
+			fi
 			qtop_t0=$now
 			qtop_t0_s=$qtop_s
 			qtop_t0_f=$qtop_f
@@ -292,6 +305,13 @@ qtop_timed() {
 	: >"$qtop_dir/cmd.pid"
 	[ -z "$qtop_wd" ] || qtop_end_helper "$qtop_wd"
 	qtop_d=$(((qtop_t1_s - qtop_t0_s) * 1000000 + 1$qtop_t1_f - 1$qtop_t0_f))
+}
+
+# The reading $1 (microseconds as text) less $2 seconds and $3 microseconds.
+qtop_unshifted_stamp() {
+	qtop_s=${1%??????}
+	qtop_f=${1#"$qtop_s"}
+	qtop_sub_time "$2" "$3"
 }
 
 # The calibration command: the one asked for, else an external `true` (a
