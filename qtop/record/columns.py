@@ -26,7 +26,7 @@ import itertools
 import math
 import operator
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import msgspec
 
@@ -135,14 +135,18 @@ def decode(
             raise ColumnError(f"{where}: {len(column)} values for {n} events")
         return column
     if isinstance(column, Form):
+        # A line's forms hold a run or two each: these loops run once per line read,
+        # so the bounds are checked inline rather than by a call.
         out: list[Any] = []
         if column.runs is not None:
             for value, count in column.runs:
-                _check_count(count, len(out), n, where)
+                if count < 1 or len(out) + count > n:
+                    _bad_count(count, len(out), n, where)
                 out.extend([check(value) if check else value] * count)
         elif column.steps is not None:
             for first, count in column.steps:
-                _check_count(count, len(out), n, where)
+                if count < 1 or len(out) + count > n:
+                    _bad_count(count, len(out), n, where)
                 if not _INT64_MIN <= first <= _INT64_MAX - count:
                     raise ColumnError(f"{where}: {first} + {count} is beyond 64 bits")
                 out.extend(range(first, first + count))
@@ -161,9 +165,8 @@ def decode(
     return [column] * n
 
 
-def _check_count(count: int, so_far: int, n: int, where: str) -> None:
-    if count < 1 or so_far + count > n:
-        raise ColumnError(f"{where}: a run of {count} after {so_far} of {n} values")
+def _bad_count(count: int, so_far: int, n: int, where: str) -> NoReturn:
+    raise ColumnError(f"{where}: a run of {count} after {so_far} of {n} values")
 
 
 _LARGEST = 1.7976931348623157e308
@@ -233,18 +236,23 @@ def host_times(
 
     With ``host_dt`` the times are returned as a function that adds the steps
     up when called: a reader that folds a whole file only needs the host times
-    of the few events it keeps.
+    of the few events it keeps, and working out ``host_t``'s decimal units costs
+    more than the rest of a line's host times.
     """
     if host_dt is None:
         return decode(host_t, n, None, f"{where}.host_t", _check_host)
-    if not isinstance(host_t, float | int) or isinstance(host_t, bool):
+    # The line's schema makes every number a float.
+    if type(host_t) is not float:
         raise ColumnError(f"{where}.host_t: a number must go with host_dt")
-    unit = _scaled(float(host_t), _HOST_DECIMALS)
-    if unit is None:
-        raise ColumnError(f"{where}.host_t: {host_t!r} is not a time host_dt can count from")
     steps = decode(host_dt, n - 1, 0, f"{where}.host_dt", _check_step)
 
     def added_up() -> list[float | None]:
+        unit = _scaled(host_t, _HOST_DECIMALS)
+        if unit is None:
+            # Not a time qtop writes (more decimals than host_dt counts in): the steps
+            # still count from it, to a float's precision instead of to the bit.
+            offsets = itertools.accumulate(steps, initial=0)
+            return [host_t + offset / HOST_UNITS_PER_S for offset in offsets]
         # Steps are 64-bit and runs at most 2^16 long: the sums stay far inside a float.
         return [total / HOST_UNITS_PER_S for total in itertools.accumulate(steps, initial=unit)]
 

@@ -28,7 +28,7 @@ import operator
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, Union
+from typing import Any, NamedTuple, NoReturn, Union, cast
 
 import msgspec
 
@@ -455,29 +455,34 @@ class LineUnpacker:
         n = _run_length(line.n, "logs")
         texts: list[str] = []
         append, numbered = texts.append, self.texts
+        # Most items are the numbers of texts seen before (a command's output repeats).
         for item in line.text:
             kind = type(item)
-            if kind is str:
-                append(item)  # type: ignore[arg-type]
-                continue
-            count = 1
-            if kind is tuple:
-                item, count = item  # type: ignore[misc, str-unpack, assignment]
-                if count < 1 or len(texts) + count > n:
-                    raise ColumnError(f"logs.text: a repeat of {count} after {len(texts)} of {n}")
-            if type(item) is int:
-                known = numbered.get(item)
-                if known is None:
-                    raise ColumnError(f"logs.text: text {item} has no text line before it")
-                item = known
-            if count == 1:
+            if kind is int:
+                try:
+                    append(numbered[item])  # type: ignore[index]
+                except KeyError:
+                    _no_text(item)  # type: ignore[arg-type]
+            elif kind is str:
                 append(item)  # type: ignore[arg-type]
             else:
-                texts.extend(itertools.repeat(item, count))  # type: ignore[arg-type]
+                text, count = cast(tuple[str | int, int], item)
+                if count < 1 or len(texts) + count > n:
+                    raise ColumnError(f"logs.text: a repeat of {count} after {len(texts)} of {n}")
+                if type(text) is int:
+                    known = numbered.get(text)
+                    if known is None:
+                        _no_text(text)
+                    text = known
+                texts.extend(itertools.repeat(cast(str, text), count))
         if len(texts) != n:
             raise ColumnError(f"logs.text: {len(texts)} texts for {n} lines")
         hosts = columns.host_times(line.host_t, line.host_dt, n, "logs")
         return LogRun(hosts=hosts, seq=line.seq, texts=texts)
+
+
+def _no_text(number: int) -> NoReturn:
+    raise ColumnError(f"logs.text: text {number} has no text line before it")
 
 
 def _nothing(_: LineUnpacker, __: Any) -> list[Event]:

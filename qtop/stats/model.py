@@ -11,8 +11,9 @@ seeks is fed the keyframe and the events after it and nothing else changes.
 
 from __future__ import annotations
 
+import operator
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,7 @@ from qtop.stats.series import Series
 from qtop.stats.snapshot import ModelState
 
 LOG_LINES_KEPT = 1000
+_RUN_LENGTH = operator.attrgetter("n")
 MARKERS_KEPT = 1000
 PHASES_KEPT = 1000
 FAILURES_KEPT = 50
@@ -193,12 +195,29 @@ class SessionModel:
         else:
             self._apply_iteration_run(run)
 
+    def apply_log_runs(self, runs: Sequence[LogRun]) -> None:
+        """``apply_run`` of each run of output lines in turn (a fold of a whole file
+        reads a line of output per iteration)."""
+        lines = sum(map(_RUN_LENGTH, runs))
+        self.event_count += lines
+        self.log_count += lines
+        # Only the runs that hold the last LOG_LINES_KEPT lines can still be read.
+        first, tail = len(runs), 0
+        while first and tail < LOG_LINES_KEPT:
+            first -= 1
+            tail += runs[first].n
+        for run in runs[first:]:
+            self._keep_log_run(run)
+
     def _apply_log_run(self, run: LogRun) -> None:
+        self.event_count += run.n
+        self.log_count += run.n
+        self._keep_log_run(run)
+
+    def _keep_log_run(self, run: LogRun) -> None:
         # Packed output lines have no device time, and only the last LOG_LINES_KEPT
         # are kept: runs wait whole until ``logs`` is read, so a fold of an hour
         # makes a thousand Log objects, not a million.
-        self.event_count += run.n
-        self.log_count += run.n
         runs = self._log_runs
         runs.append(run)
         self._log_runs_lines += run.n

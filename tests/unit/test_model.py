@@ -139,3 +139,28 @@ def test_a_packed_run_folds_to_the_same_state_as_its_events():
         assert json.dumps(whole.snapshot()) == json.dumps(one_by_one.snapshot())
     iterations, _, _ = _runs()
     assert fold(iterations.events()).recent_failures[-1].error == "boom"
+
+
+def test_runs_of_output_lines_applied_at_once_keep_what_one_at_a_time_keeps():
+    from qtop.events import Log, LogRun
+    from qtop.stats.model import LOG_LINES_KEPT
+
+    lengths = [3, 700, 1, 250, 40, 1200, 9, 300, 2]
+    runs, seq = [], 0
+    for length in lengths:
+        texts = [f"r{seq}.{k}" for k in range(length)]
+        runs.append(LogRun(hosts=[float(seq + k) for k in range(length)], seq=seq, texts=texts))
+        seq += length
+    before = [Log(host_t=0.0, seq=0, text="first")]
+    for cut in range(len(runs) + 1):
+        one_at_a_time, at_once = fold(before), fold(before)
+        for run in runs:
+            one_at_a_time.apply_run(run)
+        at_once.apply_log_runs(runs[:cut])
+        at_once.apply_log_runs(runs[cut:])
+        assert at_once.log_count == one_at_a_time.log_count == sum(lengths) + 1
+        assert at_once.event_count == one_at_a_time.event_count
+        kept = [log.text for log in at_once.logs]
+        assert kept == [log.text for log in one_at_a_time.logs]
+        assert len(kept) == LOG_LINES_KEPT and kept[-1] == runs[-1].texts[-1]
+        assert json.dumps(at_once.snapshot()) == json.dumps(one_at_a_time.snapshot())

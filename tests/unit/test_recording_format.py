@@ -510,3 +510,20 @@ def test_keyframes_of_any_sequence_are_the_model_at_their_place(tmp_path_factory
             assert json.dumps(restored.snapshot()) == json.dumps(model.snapshot())
         else:
             model.apply(event)
+
+
+def test_a_host_time_with_more_decimals_than_its_steps_count_in_still_reads(tmp_path):
+    # qtop writes host_t to 7 decimals when host_dt goes with it; another writer may not.
+    path = tmp_path / "r.jsonl"
+    good = tmp_path / "good.jsonl"
+    write(good, [CHANNELS, End(t=12.0)])
+    header, *rest = good.read_bytes().splitlines(keepends=True)
+    line = (
+        b'{"kind":"logs","n":3,"host_t":1.123456789,"host_dt":[10,25],"seq":4,"text":["a","b","c"]}'
+    )
+    path.write_bytes(b"".join([header, line + b"\n", *rest]))
+    recording = open_recording(path)
+    logs = [e for e in recording.events() if isinstance(e, Log)]
+    assert [log.text for log in logs] == ["a", "b", "c"]
+    assert [log.host_t for log in logs] == pytest.approx([1.123456789, 1.123457789, 1.123460289])
+    assert recording.warnings() == []
