@@ -44,18 +44,14 @@ START_TIMEOUT_S = 120.0
 
 def serve_sim(state_dir: str) -> None:
     """The demo's simulated board until SIGTERM; writes how to reach it to state_dir/sim.json."""
-    from dataclasses import replace
-
-    from qtop.commands.demo import DEMO_NSP_RISE_C, DEMO_TIME_SCALE
+    from qtop.commands.demo import BOARDS, demo_config
     from qtop.sim import start_sim
-    from qtop.sim.config import default_config, lemans_zones
 
     async def main() -> None:
-        evk = default_config("evk")
-        config = replace(evk, zones=lemans_zones(nsp_rise_c=DEMO_NSP_RISE_C, nsp_tau_s=90.0))
+        config = demo_config("evk")
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-        async with start_sim(state_dir, time_scale=DEMO_TIME_SCALE, config=config) as sim:
+        async with start_sim(state_dir, time_scale=BOARDS["evk"].time_scale, config=config) as sim:
             ready = Path(state_dir, "sim.json.tmp")
             ready.write_text(json.dumps(sim.device_overrides()))
             ready.rename(Path(state_dir, "sim.json"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +25,7 @@ from qtop.transport.ssh_config import (
     parse_jumps,
     resolve,
 )
-from qtop.transport.ssh_route import close_route, describe_error, open_route
+from qtop.transport.ssh_route import close_route, describe_error, open_route, route_reads
 from qtop.transport.upload import UploadUnavailable
 
 
@@ -153,14 +153,23 @@ class SSHTransport:
             raise LinkDown(f"{self.target.name}: not connected")
         return self._connection
 
+    @contextlib.contextmanager
+    def _awaiting(self, connection: asyncssh.SSHClientConnection) -> Iterator[None]:
+        """The route's sockets are read at once while an answer is awaited (``ssh_reads``)."""
+        with contextlib.ExitStack() as stack:
+            for reads in route_reads(connection):
+                stack.enter_context(reads.awaiting())
+            yield
+
     async def run(
         self, command: str, stdin: bytes | None = None, timeout: float | None = None
     ) -> CommandResult:
         connection = self._live()
         try:
-            result = await asyncio.wait_for(
-                connection.run(command, input=stdin, encoding=None, check=False), timeout
-            )
+            with self._awaiting(connection):
+                result = await asyncio.wait_for(
+                    connection.run(command, input=stdin, encoding=None, check=False), timeout
+                )
         except TimeoutError:
             raise LinkDown(f"{self.target.name}: no answer within {timeout:g} s") from None
         except (OSError, asyncssh.Error) as exc:
@@ -172,9 +181,10 @@ class SSHTransport:
     async def open_stream(self, command: str) -> SSHStream:
         connection = self._live()
         try:
-            process = await connection.create_process(
-                command, encoding=None, stdin=asyncssh.DEVNULL
-            )
+            with self._awaiting(connection):
+                process = await connection.create_process(
+                    command, encoding=None, stdin=asyncssh.DEVNULL
+                )
         except (OSError, asyncssh.Error) as exc:
             raise LinkDown(f"{self.target.name}: {describe_error(exc)}") from None
         return SSHStream(process, self._lost)
@@ -185,6 +195,12 @@ class SSHTransport:
         ``UploadUnavailable`` when the server offers no SFTP subsystem.
         """
         connection = self._live()
+        with self._awaiting(connection):
+            await self._upload(connection, pairs)
+
+    async def _upload(
+        self, connection: asyncssh.SSHClientConnection, pairs: Sequence[tuple[Path, str]]
+    ) -> None:
         try:
             sftp = await connection.start_sftp_client()
         except asyncssh.ChannelOpenError as exc:

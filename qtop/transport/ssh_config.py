@@ -93,6 +93,8 @@ class ResolvedHost:
     proxy_command: str | None
     route_origin: str | None
     via: ResolvedHost | None
+    # Where a ``Ciphers`` line for this host is, if any (qtop then leaves the choice to it).
+    ciphers_origin: str | None = None
 
     @property
     def alias(self) -> str:
@@ -215,6 +217,7 @@ def _resolve(
         proxy_command=proxy_command,
         route_origin=route_origin,
         via=via,
+        ciphers_origin=config.where("Ciphers"),
     )
 
 

@@ -14,6 +14,7 @@ from qtop.live.source import LiveSource
 from qtop.profiles import DeviceProfile, load_profile_text
 from qtop.transport.base import HostKeyRefused, LinkDown
 from qtop.transport.ssh import SSHTarget, SSHTransport
+from qtop.transport.ssh_route import route_reads
 
 from .helpers import (
     SSH,
@@ -386,3 +387,41 @@ async def test_the_config_cannot_forward_the_agent_or_ask_for_a_terminal(
         agent.terminate()
         agent.wait()
     assert said == "no agent\nnot a tty\n"
+
+
+async def test_a_ciphers_line_is_left_to_choose_the_cipher(device):
+    write_ssh_config(
+        entry("board", device, "Ciphers chacha20-poly1305@openssh.com") + entry("plain", device)
+    )
+    trust(device)
+    chosen = {}
+    for alias in ("board", "plain"):
+        transport = SSHTransport(SSHTarget.from_profile(DeviceProfile(host=alias)))
+        await transport.connect()
+        try:
+            chosen[alias] = transport._connection.get_extra_info("send_cipher")
+        finally:
+            await transport.close()
+    assert chosen == {"board": "chacha20-poly1305@openssh.com", "plain": "aes128-gcm@openssh.com"}
+
+
+async def test_through_a_jump_host_the_first_hops_socket_is_read_in_bursts(device, jump):
+    write_ssh_config(
+        BATCH
+        + entry("board", device, "ProxyJump gw", f"UserKnownHostsFile {trust(device)}")
+        + entry("gw", jump, f"UserKnownHostsFile {trust(jump, name='gw_hosts')}")
+    )
+    transport = SSHTransport(SSHTarget(host="board"))
+    await transport.connect()
+    try:
+        # The device's own connection reads from an SSH channel of the jump host's: only
+        # the jump host's connection has a socket to leave unread.
+        (reads,) = route_reads(transport._connection)
+        stream = await transport.open_stream("for i in 1 2 3; do echo $i; sleep 0.02; done")
+        received = b""
+        while chunk := await stream.read():
+            received += chunk
+        assert received == b"1\n2\n3\n"
+        assert reads.holds > 0
+    finally:
+        await transport.close()

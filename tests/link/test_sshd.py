@@ -14,6 +14,7 @@ from qtop.profiles import load_profile_text
 from qtop.sim import SimBoard
 from qtop.transport.base import HostKeyRefused
 from qtop.transport.ssh import SSHTarget, SSHTransport
+from qtop.transport.ssh_route import route_reads
 
 from .helpers import SSHD, make_sysfs, start_sshd
 from .recording import check_complete, of_kind, record
@@ -145,3 +146,32 @@ def test_keepalives_and_connect_timeout_are_on_by_default():
     default = SSHTarget.from_profile(DeviceProfile(host="evk"))
     assert default.connect_timeout_s == 10.0
     assert default.keepalive_interval_s * default.keepalive_count_max == 6.0
+
+
+TRICKLE = "i=0; while [ $i -lt 30 ]; do echo line$i; sleep 0.01; i=$((i+1)); done"
+
+
+async def read_trickle_asking_meanwhile(transport):
+    """The trickle's lines, and the answers to three commands run while it came in."""
+    stream = await transport.open_stream(TRICKLE)
+    received, answers = b"", []
+    while chunk := await stream.read():
+        received += chunk
+        if len(answers) < 3:
+            answers.append((await transport.run("echo ok", timeout=20)).text)
+    return received.decode().split(), answers
+
+
+async def test_a_trickle_is_read_in_bursts_with_every_byte_and_every_answer(sshd):
+    transport = SSHTransport(target(sshd))
+    await transport.connect()
+    try:
+        connection = transport._connection
+        (reads,) = route_reads(connection)
+        assert connection.get_extra_info("recv_cipher") == "aes128-gcm@openssh.com"
+        lines, answers = await read_trickle_asking_meanwhile(transport)
+        assert lines == [f"line{i}" for i in range(30)]
+        assert answers == ["ok\n"] * 3
+        assert reads.holds > 0
+    finally:
+        await transport.close()
