@@ -226,8 +226,8 @@ class IterationRun:
     they are; ``events()`` gives the same ``Iteration`` objects one by one.
     """
 
-    __slots__ = ("_hosts", "ends", "error", "index", "latency", "lateness", "metrics", "missed",
-                 "n", "phase", "scheduled", "seq", "starts", "status", "uncertainty",
+    __slots__ = ("_hosts", "_plain", "ends", "error", "index", "latency", "lateness", "metrics",
+                 "missed", "n", "phase", "scheduled", "seq", "starts", "status", "uncertainty",
                  "variant")  # fmt: skip
 
     def __init__(
@@ -248,8 +248,11 @@ class IterationRun:
         lateness: list[float | None] | None = None,
         missed: list[bool | None] | None = None,
         uncertainty: list[float | None] | None = None,
+        plain: bool | None = None,
     ) -> None:
         self.n = len(latency)
+        # A reader that knows (the line left the columns out) says so; else worked out once.
+        self._plain = plain
         self._hosts, self.seq, self.index, self.phase = hosts, seq, index, phase
         self.variant, self.starts, self.ends, self.latency = variant, starts, ends, latency
         self.status, self.error, self.metrics = status, error, metrics
@@ -257,6 +260,14 @@ class IterationRun:
         self.scheduled, self.lateness, self.missed = scheduled, lateness, missed
         # Wall latency only: the timer calibration's spread, None where there was none.
         self.uncertainty = uncertainty
+
+    @property
+    def plain(self) -> bool:
+        """Every iteration succeeded, none has metrics, and the run has no schedule: a fold
+        of such runs needs nothing but their columns."""
+        if self._plain is None:
+            self._plain = not any(self.status) and not any(self.metrics) and self.lateness is None
+        return self._plain
 
     @property
     def hosts(self) -> list[float | None]:

@@ -119,7 +119,7 @@ class IterationTable:
                 self.add_run(run)
             return
         chain = itertools.chain.from_iterable
-        if any(any(run.metrics) for run in runs):
+        if not all(run.plain for run in runs) and any(any(run.metrics) for run in runs):
             base = len(self.latency)
             for run in runs:
                 if any(run.metrics):

@@ -583,6 +583,7 @@ def _iteration_run(line: IterationsLine) -> IterationRun:
         lateness=paced[1],
         missed=paced[2],
         uncertainty=uncertainty,
+        plain=(line.exit_status is None and line.metrics is None and paced[1] is None) or None,
     )
 
 

@@ -35,7 +35,7 @@ def apply_iteration_runs(model: SessionModel, runs: Sequence[IterationRun]) -> N
     """``model.apply_run`` of each run in turn."""
     if not runs:
         return
-    if any(any(run.status) or any(run.metrics) or run.lateness is not None for run in runs):
+    if not all(run.plain for run in runs):
         for run in runs:
             model.apply_run(run)
         return
