@@ -66,7 +66,8 @@ async def test_a_small_read_is_passed_on_at_once_then_the_socket_rests():
     assert transport.calls == ["pause"]
 
 
-async def test_the_socket_is_read_again_when_the_hold_ends(instant_hold):
+@pytest.mark.usefixtures("instant_hold")
+async def test_the_socket_is_read_again_when_the_hold_ends():
     transport, inner = FakeTransport(), Inner()
     reads = BurstReads(transport, inner)
     reads.data_received(b"x")
@@ -81,7 +82,8 @@ async def test_a_full_read_is_followed_at_once():
     assert transport.calls == [] and not reads.holding
 
 
-async def test_awaiting_an_answer_ends_a_hold_and_keeps_later_holds_short(instant_hold):
+@pytest.mark.usefixtures("instant_hold")
+async def test_awaiting_an_answer_ends_a_hold_and_keeps_later_holds_short():
     transport, inner = FakeTransport(), Inner()
     reads = BurstReads(transport, inner)
     reads.data_received(b"x")
