@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,9 +109,15 @@ async def open_connection(target: SSHTarget, lost: asyncio.Event) -> asyncssh.SS
 class SSHStream:
     """A remote command's stdout over one SSH channel."""
 
-    def __init__(self, process: asyncssh.SSHClientProcess, lost: asyncio.Event) -> None:
+    def __init__(
+        self,
+        process: asyncssh.SSHClientProcess,
+        lost: asyncio.Event,
+        on_close: Sequence[Callable[[], None]] = (),
+    ) -> None:
         self._process = process
         self._lost = lost
+        self._on_close = on_close
 
     async def read(self, size: int = 65536) -> bytes:
         try:
@@ -123,6 +129,8 @@ class SSHStream:
         return data
 
     async def close(self) -> None:
+        for closed in self._on_close:
+            closed()
         self._process.close()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._process.wait_closed(), timeout=2.0)
@@ -187,7 +195,8 @@ class SSHTransport:
                 )
         except (OSError, asyncssh.Error) as exc:
             raise LinkDown(f"{self.target.name}: {describe_error(exc)}") from None
-        return SSHStream(process, self._lost)
+        following = [reads.following() for reads in route_reads(connection)]
+        return SSHStream(process, self._lost, following)
 
     async def upload(self, pairs: Sequence[tuple[Path, str]]) -> None:
         """Copy local files to device paths over SFTP; their directories must exist.

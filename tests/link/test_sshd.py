@@ -159,6 +159,7 @@ async def read_trickle_asking_meanwhile(transport):
         received += chunk
         if len(answers) < 3:
             answers.append((await transport.run("echo ok", timeout=20)).text)
+    await stream.close()
     return received.decode().split(), answers
 
 
@@ -173,5 +174,9 @@ async def test_a_trickle_is_read_in_bursts_with_every_byte_and_every_answer(sshd
         assert lines == [f"line{i}" for i in range(30)]
         assert answers == ["ok\n"] * 3
         assert reads.holds > 0
+        # With no stream open, every read is an answer: none is held.
+        holds = reads.holds
+        assert (await transport.run("seq 3", timeout=20)).text == "1\n2\n3\n"
+        assert reads.holds == holds and not reads.holding
     finally:
         await transport.close()

@@ -49,6 +49,11 @@ def instant_hold(monkeypatch):
     monkeypatch.setattr(ssh_reads, "AWAITING_HOLD_S", 0.0)
 
 
+def following(reads: BurstReads) -> BurstReads:
+    reads.following()
+    return reads
+
+
 async def turn() -> None:
     for _ in range(3):
         await asyncio.sleep(0)
@@ -56,7 +61,7 @@ async def turn() -> None:
 
 async def test_a_small_read_is_passed_on_at_once_then_the_socket_rests():
     transport, inner = FakeTransport(), Inner()
-    reads = BurstReads(transport, inner)
+    reads = following(BurstReads(transport, inner))
     reads.data_received(b"one line\n")
     assert inner.received == [b"one line\n"]
     assert transport.calls == ["pause"] and reads.holding and reads.holds == 1
@@ -69,7 +74,7 @@ async def test_a_small_read_is_passed_on_at_once_then_the_socket_rests():
 @pytest.mark.usefixtures("instant_hold")
 async def test_the_socket_is_read_again_when_the_hold_ends():
     transport, inner = FakeTransport(), Inner()
-    reads = BurstReads(transport, inner)
+    reads = following(BurstReads(transport, inner))
     reads.data_received(b"x")
     await turn()
     assert transport.calls == ["pause", "resume"] and not reads.holding
@@ -77,7 +82,7 @@ async def test_the_socket_is_read_again_when_the_hold_ends():
 
 async def test_a_full_read_is_followed_at_once():
     transport, inner = FakeTransport(), Inner()
-    reads = BurstReads(transport, inner)
+    reads = following(BurstReads(transport, inner))
     reads.data_received(b"x" * FULL_READ)
     assert transport.calls == [] and not reads.holding
 
@@ -85,7 +90,7 @@ async def test_a_full_read_is_followed_at_once():
 @pytest.mark.usefixtures("instant_hold")
 async def test_awaiting_an_answer_ends_a_hold_and_keeps_later_holds_short():
     transport, inner = FakeTransport(), Inner()
-    reads = BurstReads(transport, inner)
+    reads = following(BurstReads(transport, inner))
     reads.data_received(b"x")
     with reads.awaiting():
         assert transport.calls == ["pause", "resume"] and not reads.holding
@@ -98,7 +103,7 @@ async def test_awaiting_an_answer_ends_a_hold_and_keeps_later_holds_short():
 
 async def test_a_lost_connection_ends_the_hold_and_is_passed_on():
     transport, inner = FakeTransport(), Inner()
-    reads = BurstReads(transport, inner)
+    reads = following(BurstReads(transport, inner))
     reads.data_received(b"x")
     problem = ConnectionResetError("reset")
     transport.closing = True
@@ -111,6 +116,22 @@ async def test_a_lost_connection_ends_the_hold_and_is_passed_on():
 async def test_a_closing_transport_is_not_paused():
     transport, inner = FakeTransport(), Inner()
     transport.closing = True
+    reads = following(BurstReads(transport, inner))
+    reads.data_received(b"x")
+    assert transport.calls == [] and inner.received == [b"x"]
+
+
+async def test_without_a_stream_open_every_read_is_an_answer_and_nothing_is_held():
+    transport, inner = FakeTransport(), Inner()
     reads = BurstReads(transport, inner)
     reads.data_received(b"x")
     assert transport.calls == [] and inner.received == [b"x"]
+    closed = reads.following()
+    reads.data_received(b"y")
+    assert reads.holding
+    # The last stream closed: the hold ends at once, and later reads are not held.
+    closed()
+    closed()
+    assert transport.calls == ["pause", "resume"] and not reads.holding
+    reads.data_received(b"z")
+    assert transport.calls == ["pause", "resume"]
