@@ -148,17 +148,21 @@ def test_keepalives_and_connect_timeout_are_on_by_default():
     assert default.keepalive_interval_s * default.keepalive_count_max == 6.0
 
 
-TRICKLE = "i=0; while [ $i -lt 30 ]; do echo line$i; sleep 0.01; i=$((i+1)); done"
+# Thirty lines 10 ms apart, then quiet with the stream still open.
+TRICKLE = "i=0; while [ $i -lt 30 ]; do echo line$i; sleep 0.01; i=$((i+1)); done; sleep 1"
 
 
 async def read_trickle_asking_meanwhile(transport):
-    """The trickle's lines, and the answers to three commands run while it came in."""
+    """The trickle's lines, and the answers to three commands run while its stream is open."""
     stream = await transport.open_stream(TRICKLE)
     received, answers = b"", []
-    while chunk := await stream.read():
-        received += chunk
+    while len(answers) < 3 or received.count(b"\n") < 30:
         if len(answers) < 3:
             answers.append((await transport.run("echo ok", timeout=20)).text)
+        if received.count(b"\n") < 30:
+            chunk = await stream.read()
+            assert chunk, f"the stream ended after {received!r}"
+            received += chunk
     await stream.close()
     return received.decode().split(), answers
 
