@@ -163,7 +163,7 @@ class SSHTransport:
 
     @contextlib.contextmanager
     def _awaiting(self, connection: asyncssh.SSHClientConnection) -> Iterator[None]:
-        """The route's sockets are read at once while an answer is awaited (``ssh_reads``)."""
+        """While an answer is awaited, the route's sockets are held only briefly (``ssh_reads``)."""
         with contextlib.ExitStack() as stack:
             for reads in route_reads(connection):
                 stack.enter_context(reads.awaiting())

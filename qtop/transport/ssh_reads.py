@@ -54,7 +54,7 @@ class BurstReads(asyncio.Protocol):
 
     @contextlib.contextmanager
     def awaiting(self) -> Iterator[None]:
-        """While a command's answer is awaited: every byte is read as it comes."""
+        """While a command's answer is awaited: a hold ends now, and later ones are short."""
         self._awaiting += 1
         self._resume()
         try:
