@@ -36,13 +36,19 @@ from qtop.transport.ssh_reads import BurstReads, read_in_bursts
 if TYPE_CHECKING:
     from qtop.transport.ssh import SSHTarget
 
-# What each device connection's route started that closing it must wait for.
-_route_stoppers: weakref.WeakKeyDictionary[
-    asyncssh.SSHClientConnection, list[asyncio.Task[None]]
-] = weakref.WeakKeyDictionary()
-# The hosts on each device connection's route that read from a socket (the first hop,
-# or a ProxyCommand's): everything the device sends wakes qtop through them.
-_route_reads: weakref.WeakKeyDictionary[asyncssh.SSHClientConnection, list[BurstReads]] = (
+
+@dataclass(slots=True)
+class _RouteParts:
+    """What a device connection's route holds besides its connections."""
+
+    # What the route started that closing it must wait for (ProxyCommands).
+    stoppers: list[asyncio.Task[None]]
+    # The hosts that read from a socket (the first hop, or a ProxyCommand's): everything
+    # the device sends wakes qtop through them.
+    reads: list[BurstReads]
+
+
+_routes: weakref.WeakKeyDictionary[asyncssh.SSHClientConnection, _RouteParts] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -105,14 +111,14 @@ async def open_route(
             tunnel.abort()
         raise
     assert tunnel is not None
-    _route_stoppers[tunnel] = stoppers
-    _route_reads[tunnel] = reads
+    _routes[tunnel] = _RouteParts(stoppers, reads)
     return tunnel
 
 
 def route_reads(connection: asyncssh.SSHClientConnection) -> list[BurstReads]:
     """The burst readers under ``connection``'s route (``open_route``)."""
-    return _route_reads.get(connection, [])
+    parts = _routes.get(connection)
+    return parts.reads if parts is not None else []
 
 
 async def close_route(connection: asyncssh.SSHClientConnection, abort: bool = False) -> None:
@@ -123,7 +129,8 @@ async def close_route(connection: asyncssh.SSHClientConnection, abort: bool = Fa
         connection.close()
     with contextlib.suppress(Exception):
         await asyncio.wait_for(connection.wait_closed(), timeout=2.0)
-    for stopper in _route_stoppers.pop(connection, []):
+    parts = _routes.pop(connection, None)
+    for stopper in parts.stoppers if parts is not None else []:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.shield(stopper), timeout=STOP_GRACE_S + 1.0)
 
