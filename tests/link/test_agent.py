@@ -194,6 +194,22 @@ def test_a_sleep_never_ends_before_the_time_asked(shell, tmp_path):
 
 
 @shells
+def test_a_child_ending_during_the_timed_read_probe_is_not_taken_for_a_refusal(shell, tmp_path):
+    """The runner starts its sampler just before it probes `read -t`, and a test (or a
+    user) may kill it then: the child's end cuts the probe's read short, which mksh
+    reports on stderr as a dash refusing the option would. It must try again."""
+    program = agent_script("lib.sh") + (
+        'qtop_clock_init ""\nsleep 0.02 &\nqtop_wait_init "$1" probe\n'
+        'qtop_put "${qtop_sleeper:-sleep}"\n'
+    )
+    out = subprocess.run(
+        [shell, "-c", program, "sh", str(tmp_path)], capture_output=True, text=True, check=True
+    ).stdout
+    assert out == ("sleep\n" if shell_id(shell) == "dash" else "read\n")
+    assert not list(tmp_path.glob("timed-read.*"))
+
+
+@shells
 def test_waiting_for_a_time_long_past_returns_at_once(shell, tmp_path):
     """Half an hour late (a runner held stopped): in 32-bit mksh the microseconds to
     wait would overflow into 21 minutes of sleep."""

@@ -376,8 +376,10 @@ qtop_wait_init() {
 		return 0
 	fi
 	qtop_refusal="$1/timed-read.$2"
-	# A signal (a child ending) cuts a timed read short: an early return is
-	# tried again, up to 3 times, before the shell is taken not to sleep in it.
+	# A signal (a child ending) cuts a timed read short, and mksh then says so
+	# on stderr ("read: select: Interrupted system call"): an early return or a
+	# complaint is tried again, up to 3 times, before the shell is taken not to
+	# sleep in it. A shell without the option refuses every time.
 	qtop_tries=0
 	while :; do
 		qtop_time_read 0.05 "$qtop_refusal"
@@ -385,9 +387,10 @@ qtop_wait_init() {
 		[ ! -s "$qtop_refusal" ] || qtop_refused=1
 		rm -f "$qtop_refusal"
 		qtop_tries=$((qtop_tries + 1))
-		if [ -n "$qtop_refused" ] || [ "$qtop_d" -ge 30000 ] || [ "$qtop_tries" -ge 3 ]; then
+		if [ -z "$qtop_refused" ] && [ "$qtop_d" -ge 30000 ]; then
 			break
 		fi
+		[ "$qtop_tries" -lt 3 ] || break
 	done
 	if [ -n "$qtop_refused" ] || [ "$qtop_d" -lt 30000 ] || [ "$qtop_d" -ge 1000000 ]; then
 		exec 9<&-
