@@ -210,6 +210,26 @@ def test_a_child_ending_during_the_timed_read_probe_is_not_taken_for_a_refusal(s
 
 
 @shells
+def test_a_shell_preempted_between_uptime_and_its_clock_sees_no_step(shell):
+    """On a busy device the shell can lose its CPU for longer than uptime's 10 ms tick
+    between reading uptime and reading its clock (seen in CI: 21 ms, taken for a step of
+    the clock and 21 ms taken off an iteration). Here every reading of the clock comes
+    25 ms after uptime ticked: no pair is known to within 10 ms, so no step."""
+    program = agent_script("lib.sh") + (
+        'qtop_line() { :; }\nqtop_clock_init ""\nqtop_emit_clock\n'
+        "qtop_late_read() { sleep 0.025; $qtop_plain_fn; }\n"
+        "qtop_plain_fn=$qtop_read_fn\nqtop_read_fn=qtop_late_read\nqtop_now_fn=qtop_late_read\n"
+        # The reading that triggers the check is a second off, whatever the machine's load.
+        "$qtop_plain_fn\nqtop_sub_time -1 0\nqtop_clean=unread\n"
+        'qtop_check_step\nqtop_put "stepped=${qtop_stepped:-no} clean=${qtop_clean:-no}"\n'
+    )
+    out = subprocess.run(
+        [shell, "-c", program], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert out == "stepped=no clean=no\n"
+
+
+@shells
 def test_waiting_for_a_time_long_past_returns_at_once(shell, tmp_path):
     """Half an hour late (a runner held stopped): in 32-bit mksh the microseconds to
     wait would overflow into 21 minutes of sleep."""

@@ -80,7 +80,11 @@ class SteppedClock:
         monkeypatch.setenv("FAKETIME_SHARED", f"/faketime_sem_{pid} /faketime_shm_{pid}")
 
     def step(self, seconds: float) -> None:
-        self.file.write_text(f"{seconds:+.6f}\n")
+        # Renamed into place: libfaketime reads the file at every reading, and one that
+        # caught it truncated by a plain write would see no offset for that reading.
+        staged = self.file.with_name(self.file.name + ".new")
+        staged.write_text(f"{seconds:+.6f}\n")
+        os.replace(staged, self.file)
 
     def close(self) -> None:
         assert self.keeper.stdin is not None
@@ -137,6 +141,15 @@ def run_through_a_step(
     return local, launched, boottime(), time.monotonic() - measuring
 
 
+def assert_timed_across_a_step(processes: list[ProcessLine]) -> None:
+    """Every `sleep 0.05` took its 50 ms but less than a second, except that the one the
+    step was noticed in is off by what measuring the step missed: up to two of uptime's
+    10 ms ticks on a busy machine (qtop_read_at_tick)."""
+    durations = sorted((p.end_us - p.start_us) / 1e6 for p in processes)
+    assert durations[0] >= 0.05 - 0.02, durations
+    assert durations[1] >= 0.05 and durations[-1] < 1.0, durations
+
+
 @pytest.mark.parametrize(
     ("shell", "step_s"),
     [
@@ -165,7 +178,7 @@ def test_a_run_whose_clock_steps_goes_on_as_if_it_had_not(tmp_path, stepped_cloc
     # Every time written is on the uptime line, between the launch and the end.
     assert all(launched - 0.01 <= t <= ended + 0.01 for _line, t in timed)
     processes = [line for line in events if isinstance(line, ProcessLine)]
-    assert all(0.05 <= (p.end_us - p.start_us) / 1e6 < 1.0 for p in processes)
+    assert_timed_across_a_step(processes)
     assert not any(p.timed_out or p.exit_status for p in processes)
     # The step is said once, measured to within 50 ms.
     logs = [line.text for line in events if isinstance(line, AgentLogLine)]
@@ -317,7 +330,7 @@ def test_a_step_between_the_fork_and_the_commands_own_stamp_is_placed(
     ]
     processes = [line for line in events if isinstance(line, ProcessLine)]
     assert len(processes) == 3
-    assert all(0.05 <= (p.end_us - p.start_us) / 1e6 < 1.0 for p in processes)
+    assert_timed_across_a_step(processes)
 
 
 def state_of(pid: int) -> str:

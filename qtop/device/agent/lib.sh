@@ -219,17 +219,40 @@ qtop_ms_since() {
 # The uptime (qtop_up_s, and qtop_up_f in microseconds) just after
 # /proc/uptime ticked, and a reading of the clock (qtop_s, qtop_f, now) at
 # once after: a pair exact to the clock's resolution rather than anywhere
-# within uptime's 10 ms.
+# within uptime's 10 ms. A busy device can take the CPU from the shell
+# between the tick and the reading for longer than a tick (seen in CI: 21 ms,
+# which passed for a step of the clock), so uptime is read again after the
+# clock, and a pair that it ticked more than once between is taken again, up
+# to 3 times. qtop_clean says whether the last pair is known to within two
+# ticks; without one, the last pair stands.
 qtop_read_at_tick() {
+	qtop_clean=
+	qtop_at_tries=0
 	qtop_now_uptime
-	qtop_u0=$now
 	while :; do
+		qtop_u0=$now
+		while :; do
+			qtop_now_uptime
+			[ "$now" = "$qtop_u0" ] || break
+		done
+		qtop_up_s=$qtop_s
+		qtop_up_f=$qtop_f
+		if [ "$qtop_clock" = uptime ]; then
+			qtop_clean=1
+			return 0
+		fi
+		$qtop_read_fn
+		read -r qtop_t1 qtop_rest </proc/uptime
+		qtop_t1_s=${qtop_t1%.*}
+		qtop_t1_f=${qtop_t1#*.}0000
+		if [ $(((qtop_t1_s - qtop_up_s) * 1000000 + 1$qtop_t1_f - 1$qtop_up_f)) -le 10000 ]; then
+			qtop_clean=1
+			return 0
+		fi
+		qtop_at_tries=$((qtop_at_tries + 1))
+		[ "$qtop_at_tries" -lt 3 ] || return 0
 		qtop_now_uptime
-		[ "$now" = "$qtop_u0" ] || break
 	done
-	qtop_up_s=$qtop_s
-	qtop_up_f=$qtop_f
-	[ "$qtop_clock" = uptime ] || $qtop_read_fn
 }
 
 # The K line: which clock this file's times use, and the uptime (the
@@ -298,14 +321,18 @@ qtop_offset_moved() {
 }
 
 # Looks at the (shifted) reading against /proc/uptime. A step is measured
-# twice at uptime's ticks: both must see it, or it was a preemption between
-# the reads; and a reading after a tick can only come late, never early, so
-# the smaller of the two offsets is the truer. The step goes into the shift and off
+# twice by qtop_read_at_tick: both must see it, or it was a preemption between
+# the reads, and a pair not known to within two ticks is no evidence (the K
+# line's and a pair's readings each come 0-20 ms late, so together they are
+# off by less than the 20 ms of a step). A reading after a tick can only come
+# late, never early, so the smaller of the two offsets is the truer. The step
+# goes into the shift and off
 # this reading, and every later reading is shifted ($qtop_now_fn);
 # qtop_step_s/qtop_step_u hold it (0 <= qtop_step_u < 1000000) and qtop_stepped
-# says there was one.
+# says there was one; qtop_step_unknown says that a preemption left it unknown.
 qtop_check_step() {
 	qtop_stepped=
+	qtop_step_unknown=
 	read -r qtop_t qtop_rest </proc/uptime
 	qtop_offset_moved "${qtop_t%.*}" "${qtop_t#*.}0000" || return 0
 	qtop_keep_s=$qtop_s
@@ -313,6 +340,10 @@ qtop_check_step() {
 	qtop_seen=0
 	while [ "$qtop_seen" -lt 2 ]; do
 		qtop_read_at_tick
+		if [ -z "$qtop_clean" ]; then
+			qtop_step_unknown=1
+			break
+		fi
 		qtop_sub_time "$qtop_shift_s" "$qtop_shift_u"
 		qtop_offset_moved "$qtop_up_s" "$qtop_up_f" || break
 		qtop_x=$((qtop_s - qtop_up_s - qtop_offset_s))

@@ -39,11 +39,20 @@ qtop_interval=$QTOP_INTERVAL_US
 
 # A tick that came a step of the clock later or any earlier than due looks at
 # /proc/uptime: if the wall clock stepped, the step comes off this reading and
-# every later one, and the tick is looked at again.
+# every later one, and the tick is looked at again. A look that a preemption
+# left without an answer is taken again from a fresh reading (up to 5 times):
+# a step taken for a long sleep would start the schedule again.
 qtop_stepped_now() {
 	case $qtop_clock in uptime) return 1 ;; esac
-	qtop_check_step
-	case $qtop_stepped in '') return 1 ;; esac
+	qtop_looks=0
+	while :; do
+		qtop_check_step
+		case $qtop_stepped in ?*) return 0 ;; esac
+		case $qtop_step_unknown in '') return 1 ;; esac
+		qtop_looks=$((qtop_looks + 1))
+		case $qtop_looks in 5) return 1 ;; esac
+		$qtop_now_fn
+	done
 }
 
 # The schedule starts again from a new K line's reading.
