@@ -326,7 +326,47 @@ def patch(old: Any, node: Any) -> Any:
     raise KeyframeError(f"unknown keyframe patch {sorted(node)}")
 
 
-def _extended(old: Any, change: Any) -> list[Any]:
+def patch_owned(old: Any, node: Any) -> Any:
+    """``patch``, changing ``old``'s own mappings and lists instead of copying them: for a
+    state nothing else holds (one just read from its line). A chain of patches then
+    costs what the patches hold, not a copy of every series each one extends."""
+    if not isinstance(node, dict) or len(node) not in (1, 2, 3):
+        raise KeyframeError("a keyframe patch is not a tagged object")
+    if "=" in node:
+        return old
+    if "v" in node:
+        return node["v"]
+    if "l" in node:
+        return _extended_owned(old, node["l"])
+    if "d" in node:
+        changes = node["d"]
+        if not isinstance(old, dict) or not isinstance(changes, dict):
+            raise KeyframeError("a mapping patch on something that is not a mapping")
+        removed = node.get("x") or ()
+        for key, change in changes.items():
+            if key not in old:
+                old[key] = _added(change)
+            elif type(change) is dict and len(change) == 1 and "v" in change:
+                old[key] = change["v"]
+            elif type(change) is dict and len(change) == 1 and "l" in change:
+                old[key] = _extended_owned(old[key], change["l"])
+            else:
+                old[key] = patch_owned(old[key], change)
+        # After the changes, as ``patch`` decides a key's change by the mapping before
+        # its removals.
+        for key in removed:
+            if key not in changes:
+                old.pop(key, None)
+        order = node.get("o")
+        if order is not None:
+            if not isinstance(order, list) or set(order) != set(old):
+                raise KeyframeError("a mapping patch's key order does not match its keys")
+            return {key: old[key] for key in order}
+        return old
+    raise KeyframeError(f"unknown keyframe patch {sorted(node)}")
+
+
+def _list_change(old: Any, change: Any) -> tuple[int, list[Any]]:
     if not isinstance(change, list) or len(change) != 2:
         raise KeyframeError("a list patch is not [keep, items]")
     keep, items = change
@@ -334,7 +374,19 @@ def _extended(old: Any, change: Any) -> list[Any]:
         raise KeyframeError("a list patch on something that is not a list")
     if not isinstance(keep, int) or not 0 <= keep <= len(old):
         raise KeyframeError(f"a list patch keeps {keep!r} of {len(old)} items")
-    return old[:keep] + items
+    return keep, items
+
+
+def _extended(old: Any, change: Any) -> list[Any]:
+    keep, items = _list_change(old, change)
+    return old[:keep] + items  # type: ignore[no-any-return]
+
+
+def _extended_owned(old: Any, change: Any) -> list[Any]:
+    keep, items = _list_change(old, change)
+    del old[keep:]
+    old.extend(items)
+    return old  # type: ignore[no-any-return]
 
 
 def _added(change: Any) -> Any:

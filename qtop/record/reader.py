@@ -381,19 +381,22 @@ class Recording:
             return cache[1]
         patches = []
         at, current = offset, line
+        # A state read here from its line is this chain's own to change; the cached one
+        # is shared, and patched by copying.
+        apply = keyframes.patch_owned
         while current.state is None:
             base = current.base
             if base is None or not 0 < base < at:
                 raise KeyframeError(f"the keyframe at byte {at} has no earlier base")
             patches.append(current.patch)
             if cache is not None and cache[0] == base:
-                state = cache[1]
+                state, apply = cache[1], keyframes.patch
                 break
             at, current = base, self._keyframe_line(base)
         else:
             state = current.state
         for node in reversed(patches):
-            state = keyframes.patch(state, node)
+            state = apply(state, node)
         self._keyframe_cache = (offset, state)
         return state
 
