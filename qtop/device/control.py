@@ -184,6 +184,27 @@ async def sizes(transport: Transport, run_dir: str) -> dict[str, int]:
     return _sizes(_records(await _control(transport, "sizes", run_dir)))
 
 
+@dataclass(frozen=True, slots=True)
+class RunStatus:
+    """What the run's directory says of it, and whether its runner is alive."""
+
+    state: str
+    runner_alive: bool
+
+    @property
+    def died(self) -> bool:
+        """The runner is gone without writing its end: killed from outside qtop."""
+        return self.state == "running" and not self.runner_alive
+
+
+async def status(transport: Transport, run_dir: str) -> RunStatus | None:
+    """None when the device cannot say (the directory is gone: following it says so)."""
+    for fields in _records(await _control(transport, "status", run_dir)):
+        if fields[0] == "status" and len(fields) == 3:
+            return RunStatus(plain(fields[1]), fields[2] == "alive")
+    return None
+
+
 async def advance(transport: Transport, run_dir: str, variant: int) -> None:
     await _control(transport, "advance", run_dir, str(variant))
 

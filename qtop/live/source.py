@@ -41,6 +41,9 @@ from qtop.transport.base import LinkDown, Stream, Transport
 HEADER_TIMEOUT_S = 120.0
 SAMPLER_CLOCK_GRACE_S = 5.0
 STOP_RECONNECT_WAIT_S = 30.0
+# How long the events file may stay quiet before the device is asked whether the run's
+# shell is still alive (a long iteration is quiet too: the question is cheap).
+RUNNER_CHECK_S = 10.0
 T = TypeVar("T")
 
 
@@ -92,6 +95,7 @@ class LiveSource:
         hook: ProcessHook | None = None,
         remove_when_done: bool = True,
         now: Callable[[], float] = time.time,
+        runner_check_s: float = RUNNER_CHECK_S,
     ) -> None:
         self.profile = profile
         self.transport = transport
@@ -121,6 +125,8 @@ class LiveSource:
         self._finished = False
         self._shell_name = ""
         self._early_stop = EarlyStopper(profile)
+        self._runner_check_s = runner_check_s
+        self._runner_lost: str | None = None
 
     # --- before the run ------------------------------------------------------
 
@@ -356,6 +362,8 @@ class LiveSource:
             return end.reason, end.detail
         if self.stop_outcome is not None:
             return "stopped", f"stopped with SIG{self.stop_outcome.signal}"
+        if self._runner_lost is not None:
+            return "failed", self._runner_lost
         return "failed", "the run ended without its end line"
 
     async def _finish(self, reason: str, detail: str) -> None:
@@ -390,6 +398,7 @@ class LiveSource:
             for name, followed in self._files.items()
             if not followed.done()
         }
+        watch = asyncio.create_task(self._watch_runner())
         cancelled: set[str] = set()
         try:
             while True:
@@ -399,24 +408,64 @@ class LiveSource:
                     if followed.done() and not task.done() and name not in cancelled:
                         cancelled.add(name)
                         task.cancel()
-                for task in tasks.values():
+                for task in [*tasks.values(), watch]:
                     if task.done() and not task.cancelled() and task.exception() is not None:
                         raise task.exception()  # type: ignore[misc]
                 if all(f.done() for f in self._files.values()):
                     return
                 self._progress.clear()
                 waiter = asyncio.create_task(self._progress.wait())
-                pending = [t for t in tasks.values() if not t.done()]
+                pending = [t for t in [*tasks.values(), watch] if not t.done()]
                 await asyncio.wait([waiter, *pending], return_when=asyncio.FIRST_COMPLETED)
                 waiter.cancel()
         finally:
-            for task in tasks.values():
+            for task in [*tasks.values(), watch]:
                 task.cancel()
-            await asyncio.gather(*tasks.values(), return_exceptions=True)
+            await asyncio.gather(*tasks.values(), watch, return_exceptions=True)
             for followed in self._files.values():
                 if followed.tail_pid is not None:
                     self._stale_tails.append(followed.tail_pid)
                     followed.tail_pid = None
+
+    async def _watch_runner(self) -> None:
+        """Ends the follow of a run whose shell died without writing its end line.
+
+        A runner killed from outside qtop (the OOM killer, a ``kill -9``) leaves
+        files that stop growing, and ``tail -f`` would follow them for ever. Each
+        time the events file has been quiet for ``runner_check_s`` the device is
+        asked whether the runner is alive; once it is not, what the run left
+        running is stopped and every file is read to its final size.
+        """
+        run_dir = self.state.run_dir
+        events = self._files.get("events")
+        if run_dir is None or events is None:
+            return
+        seen = events.committed
+        while not events.done():
+            await asyncio.sleep(self._runner_check_s)
+            if events.committed != seen:
+                seen = events.committed
+                continue
+            try:
+                status = await control.status(self.transport, run_dir)
+            except (LinkDown, TimeoutError):
+                continue  # the followers see a dropped link and reconnect
+            if status is None or not status.died:
+                continue
+            outcome = await control.stop(self.transport, run_dir)
+            for name, size in outcome.sizes.items():
+                if name in self._files:
+                    self._files[name].target = size
+            left = ""
+            if outcome.signal != "none":
+                left = f"; what it left running got SIG{outcome.signal}"
+            self._runner_lost = (
+                f"the run's shell on the device (process group {outcome.pgid}) was killed "
+                f"without ending the run (by the OOM killer, or a signal from outside qtop)"
+                f"{left}; everything it wrote is kept"
+            )
+            self._progress.set()
+            return
 
     def _flush_if_complete(self, followed: _Followed) -> None:
         """A file known to end without a newline: its last partial line is complete."""

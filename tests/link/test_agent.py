@@ -109,6 +109,30 @@ def test_a_counted_run_calibrates_warms_up_measures_and_ends(tree, runs, shell):
 
 
 @shells
+def test_a_size_count_ended_by_the_stop_is_taken_again(tree, runs, shell, tmp_path, monkeypatch):
+    """A stop's TERM reaches the whole group, the `wc` the runner forks for its last
+    line's sizes too: one that dies without printing must not leave a size empty (the
+    host cannot read that line, and the run's end with it)."""
+    real_wc = shutil.which("wc")
+    deaths = tmp_path / "wc-deaths"
+    shadow_command(
+        monkeypatch,
+        tmp_path / "dying-bin",
+        "wc",
+        f'#!/bin/sh\nif [ "$(cat "{deaths}" 2>/dev/null)" != xx ]; then\n'
+        f'  printf x >>"{deaths}"\n  kill -KILL $$\nfi\nexec "{real_wc}" "$@"\n',
+    )
+    profile = profile_for(*tree, "{command: 'echo hi', warmup: 0, iterations: 2}")
+    run = start(runs, shell, profile, RunOptions(calibrations=1))
+    assert run.wait() == "completed"
+    assert deaths.read_text() == "xx", "no wc died: the test checks nothing"
+    end = run.lines("events")[-1]
+    assert isinstance(end, RunEndLine) and end.reason == "completed"
+    assert end.stdout_bytes == len("hi\n") * 2 == (run.run_dir / "stdout").stat().st_size
+    assert end.samples_bytes == (run.run_dir / "samples").stat().st_size > 0
+
+
+@shells
 def test_a_slow_clock_does_not_pass_a_refused_timed_read_for_a_sleep(
     tree, runs, shell, tmp_path, monkeypatch
 ):

@@ -192,6 +192,47 @@ async def test_stop_run_kills_the_group_and_ends_the_stream_as_stopped(tree):
     assert isinstance(seen[2], Channels)
 
 
+@pytest.mark.parametrize("victim", ["runner", "group"])
+async def test_a_runner_killed_from_outside_ends_the_stream_as_failed(tree, tmp_path, victim):
+    """The OOM killer or a kill -9 ends the run's shell before its end line: qtop must
+    not follow the files for ever, and must end what the shell left running."""
+    source = source_for(
+        tree, "{command: 'sleep 0.05', warmup: 0, iterations: 100000}", runner_check_s=0.2
+    )
+    iterations = 0
+
+    def kill_after_five_iterations(batch):
+        nonlocal iterations
+        before = iterations
+        iterations += sum(isinstance(event, Iteration) for event in batch)
+        if before < 5 <= iterations:
+            if victim == "group":
+                os.killpg(source.state.pgid, signal.SIGKILL)
+            else:
+                os.kill(source.state.pgid, signal.SIGKILL)
+
+    events = await asyncio.wait_for(
+        record(source, tmp_path / "run.jsonl", kill_after_five_iterations), 60
+    )
+    end = events[-1]
+    assert end["reason"] == "failed"
+    assert "was killed without ending the run" in end["detail"]
+    # Killing the shell alone leaves its sampler and command: qtop ends them.
+    assert ("got SIGTERM" in end["detail"]) == (victim == "runner")
+    assert len(of_kind(events, "iteration")) >= 5
+    assert of_kind(events, "sample")
+    assert not group_alive(source.state.pgid)
+
+
+async def test_a_long_quiet_iteration_is_not_taken_for_a_dead_runner(tree, tmp_path):
+    source = source_for(
+        tree, "{command: 'sleep 1.2', warmup: 0, iterations: 2}", runner_check_s=0.1
+    )
+    events = await record(source, tmp_path / "run.jsonl")
+    assert events[-1]["reason"] == "completed"
+    assert len(of_kind(events, "iteration")) == 2
+
+
 async def test_detach_leaves_the_run_which_is_then_found_as_a_leftover(tree):
     source = source_for(tree, "{command: 'sleep 30', warmup: 0, iterations: 3}")
     await source.start()

@@ -2,14 +2,14 @@
 # shellcheck disable=SC2154 # lib.sh, which sets these variables, is sent before this file
 # qtop device agent: run control, appended to lib.sh and run by `sh -s`.
 # Usage: control.sh leftovers SPOOL_DIR | stop RUN_DIR GRACE_TENTHS |
-#        sizes RUN_DIR | advance RUN_DIR VARIANT | remove RUN_DIR
+#        sizes RUN_DIR | status RUN_DIR | advance RUN_DIR VARIANT | remove RUN_DIR
 # Answers are records (lib.sh's qtop_record): KIND then escaped fields. No
 # process is signalled unless it is of a run this user's qtop started.
 
 qtop_sizes() {
 	for qtop_file in samples events stdout; do
-		qtop_n=$(wc -c 2>/dev/null <"$1/$qtop_file")
-		qtop_record size "$qtop_file" "${qtop_n##* }"
+		qtop_size_of "$1/$qtop_file"
+		qtop_record size "$qtop_file" "$qtop_size"
 	done
 }
 
@@ -163,6 +163,27 @@ qtop_stop_run() {
 	qtop_sizes "$1"
 }
 
+# The run's state and whether its runner (the group's leader, carrying the
+# run's token) is alive. A runner killed from outside (the OOM killer, a
+# kill -9) writes no end line: its state still says running.
+qtop_status() {
+	if ! qtop_run_dir_ok "$1"; then
+		qtop_record error "$qtop_error"
+		return 3
+	fi
+	qtop_state=
+	qtop_pgid=
+	read -r qtop_state 2>/dev/null <"$1/state"
+	read -r qtop_pgid 2>/dev/null <"$1/pgid"
+	qtop_runner=gone
+	if qtop_pgid_ok "$qtop_pgid" && [ -O "/proc/$qtop_pgid" ] &&
+		tr '\0' '\n' 2>/dev/null <"/proc/$qtop_pgid/environ" |
+		grep -qxF "QTOP_RUN_TOKEN=$qtop_token"; then
+		qtop_runner=alive
+	fi
+	qtop_record status "$qtop_state" "$qtop_runner"
+}
+
 # A completed run's directory, once the host has everything in it. Its
 # runner may still be exiting after its last line: that is waited for; a run
 # still running is refused.
@@ -190,6 +211,7 @@ case $1 in
 leftovers) qtop_leftovers "$2" ;;
 stop) qtop_stop_run "$2" "$3" ;;
 sizes) qtop_sizes "$2" ;;
+status) qtop_status "$2" ;;
 advance)
 	case $3 in
 	'' | *[!0-9]*) qtop_record error "variant $3 is not a number" ;;

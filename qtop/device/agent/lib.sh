@@ -149,6 +149,30 @@ qtop_now_date() {
 	now=$qtop_s$qtop_f
 }
 
+# The size of file $1 in bytes, in qtop_size. A stop's TERM reaches the whole
+# group: `wc` ignores it, and one that it ended all the same (between the fork
+# and the trap) is run again; the size is never left empty. A file that cannot
+# be read is 0 bytes long (status 1).
+qtop_size_of() {
+	qtop_size_tries=0
+	while :; do
+		qtop_size=$(
+			trap '' TERM
+			wc -c 2>/dev/null <"$1"
+		)
+		qtop_size=${qtop_size##* }
+		case $qtop_size in
+		'' | *[!0-9]*) ;;
+		*) return 0 ;;
+		esac
+		qtop_size_tries=$((qtop_size_tries + 1))
+		if [ "$qtop_size_tries" -ge 5 ] || [ ! -r "$1" ]; then
+			qtop_size=0
+			return 1
+		fi
+	done
+}
+
 qtop_epoch_works() {
 	# shellcheck disable=SC3028 # where the shell has it
 	case ${EPOCHREALTIME:-} in

@@ -725,11 +725,12 @@ qtop_finish() {
 	qtop_end_sampler
 	qtop_sweep
 	[ "$1" != completed ] || qtop_phase "done" "" "" ""
-	qtop_out=$(wc -c <"$qtop_dir/stdout")
-	qtop_samples=$(wc -c <"$qtop_dir/samples")
+	qtop_size_of "$qtop_dir/stdout"
+	qtop_out=$qtop_size
+	qtop_size_of "$qtop_dir/samples"
 	qtop_put "$1" >"$qtop_dir/state"
 	qtop_now
-	qtop_line X "$1" "${qtop_out##* }" "${qtop_samples##* }" "$2" >&3
+	qtop_line X "$1" "$qtop_out" "$qtop_size" "$2" >&3
 	exit 0
 }
 
