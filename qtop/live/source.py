@@ -450,8 +450,10 @@ class LiveSource:
                 status = await control.status(self.transport, run_dir)
             except (LinkDown, TimeoutError):
                 continue  # the followers see a dropped link and reconnect
-            if status is None or not status.died:
+            if status is None or status.runner_alive:
                 continue
+            # Its files grow no more (but from what it left running, which the stop
+            # ends): each is read to its size, whose end line may be unreadable too.
             outcome = await control.stop(self.transport, run_dir)
             for name, size in outcome.sizes.items():
                 if name in self._files:
@@ -459,11 +461,16 @@ class LiveSource:
             left = ""
             if outcome.signal != "none":
                 left = f"; what it left running got SIG{outcome.signal}"
-            self._runner_lost = (
-                f"the run's shell on the device (process group {outcome.pgid}) was killed "
-                f"without ending the run (by the OOM killer, or a signal from outside qtop)"
-                f"{left}; everything it wrote is kept"
-            )
+            if status.died:
+                self._runner_lost = (
+                    f"the run's shell on the device (process group {outcome.pgid}) was killed "
+                    f"without ending the run (by the OOM killer, or a signal from outside qtop)"
+                    f"{left}; everything it wrote is kept"
+                )
+            else:
+                self._runner_lost = (
+                    f"the run ended ({status.state}) without an end line qtop could read{left}"
+                )
             self._progress.set()
             return
 

@@ -3,6 +3,7 @@
 import asyncio
 import os
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -192,10 +193,11 @@ async def test_stop_run_kills_the_group_and_ends_the_stream_as_stopped(tree):
     assert isinstance(seen[2], Channels)
 
 
-@pytest.mark.parametrize("victim", ["runner", "group"])
+@pytest.mark.parametrize("victim", ["runner", "group", "runner-after-its-state"])
 async def test_a_runner_killed_from_outside_ends_the_stream_as_failed(tree, tmp_path, victim):
     """The OOM killer or a kill -9 ends the run's shell before its end line: qtop must
-    not follow the files for ever, and must end what the shell left running."""
+    not follow the files for ever, and must end what the shell left running. A shell
+    killed between its final state and its end line is told apart."""
     source = source_for(
         tree, "{command: 'sleep 0.05', warmup: 0, iterations: 100000}", runner_check_s=0.2
     )
@@ -208,17 +210,22 @@ async def test_a_runner_killed_from_outside_ends_the_stream_as_failed(tree, tmp_
         if before < 5 <= iterations:
             if victim == "group":
                 os.killpg(source.state.pgid, signal.SIGKILL)
-            else:
-                os.kill(source.state.pgid, signal.SIGKILL)
+                return
+            if victim == "runner-after-its-state":
+                Path(source.state.run_dir, "state").write_text("completed\n")
+            os.kill(source.state.pgid, signal.SIGKILL)
 
     events = await asyncio.wait_for(
         record(source, tmp_path / "run.jsonl", kill_after_five_iterations), 60
     )
     end = events[-1]
     assert end["reason"] == "failed"
-    assert "was killed without ending the run" in end["detail"]
+    if victim == "runner-after-its-state":
+        assert end["detail"].startswith("the run ended (completed) without an end line")
+    else:
+        assert "was killed without ending the run" in end["detail"]
     # Killing the shell alone leaves its sampler and command: qtop ends them.
-    assert ("got SIGTERM" in end["detail"]) == (victim == "runner")
+    assert ("got SIGTERM" in end["detail"]) == (victim != "group")
     assert len(of_kind(events, "iteration")) >= 5
     assert of_kind(events, "sample")
     assert not group_alive(source.state.pgid)
