@@ -467,9 +467,15 @@ class LiveSource:
                     f"without ending the run (by the OOM killer, or a signal from outside qtop)"
                     f"{left}; everything it wrote is kept"
                 )
-            else:
+            elif status.state:
                 self._runner_lost = (
                     f"the run ended ({status.state}) without an end line qtop could read{left}"
+                )
+            else:
+                # Writing the state truncates the file first: a full disk leaves it empty.
+                self._runner_lost = (
+                    f"the run ended without an end line, and its state file {plain(run_dir)}/state "
+                    f"is empty (is the device's disk full?){left}"
                 )
             self._progress.set()
             return

@@ -193,7 +193,9 @@ async def test_stop_run_kills_the_group_and_ends_the_stream_as_stopped(tree):
     assert isinstance(seen[2], Channels)
 
 
-@pytest.mark.parametrize("victim", ["runner", "group", "runner-after-its-state"])
+@pytest.mark.parametrize(
+    "victim", ["runner", "group", "runner-after-its-state", "runner-on-a-full-disk"]
+)
 async def test_a_runner_killed_from_outside_ends_the_stream_as_failed(tree, tmp_path, victim):
     """The OOM killer or a kill -9 ends the run's shell before its end line: qtop must
     not follow the files for ever, and must end what the shell left running. A shell
@@ -213,6 +215,8 @@ async def test_a_runner_killed_from_outside_ends_the_stream_as_failed(tree, tmp_
                 return
             if victim == "runner-after-its-state":
                 Path(source.state.run_dir, "state").write_text("completed\n")
+            if victim == "runner-on-a-full-disk":
+                Path(source.state.run_dir, "state").write_text("")
             os.kill(source.state.pgid, signal.SIGKILL)
 
     events = await asyncio.wait_for(
@@ -222,6 +226,8 @@ async def test_a_runner_killed_from_outside_ends_the_stream_as_failed(tree, tmp_
     assert end["reason"] == "failed"
     if victim == "runner-after-its-state":
         assert end["detail"].startswith("the run ended (completed) without an end line")
+    elif victim == "runner-on-a-full-disk":
+        assert f"its state file {source.state.run_dir}/state is empty" in end["detail"]
     else:
         assert "was killed without ending the run" in end["detail"]
     # Killing the shell alone leaves its sampler and command: qtop ends them.
