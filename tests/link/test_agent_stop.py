@@ -176,10 +176,13 @@ def test_with_a_timed_read_but_a_forked_clock_no_process_is_left(tmp_path, shell
     """A shell with `read -t` but no `$EPOCHREALTIME` (an older mksh) forks `date` for
     its clock, in the watchdog too: ending the watchdog must end that fork first."""
     monkeypatch.setenv("QTOP_NO_EPOCH", "1")
-    for run in trials(shell, tmp_path, 3, seed=2000 + len(shell)):
-        clock = run.lines("events")[0]
-        assert isinstance(clock, ClockLine)
-        assert (clock.clock, clock.sleep) == ("date", "read")
+    # A runner killed at once (a trial's moment may be its start) writes no line at all.
+    runs = trials(shell, tmp_path, 3, seed=2000 + len(shell))
+    started = [lines for run in runs if (lines := run.lines("events"))]
+    assert started, "no trial's runner wrote its clock line: the test checks nothing"
+    for lines in started:
+        assert isinstance(lines[0], ClockLine)
+        assert (lines[0].clock, lines[0].sleep) == ("date", "read")
 
 
 @pytest.mark.slow
