@@ -359,3 +359,39 @@ def test_a_stop_ends_what_the_command_started_in_a_session_of_its_own(tmp_path, 
                 os.kill(pid, signal.SIGKILL)
         if group_alive(run.pgid):
             os.killpg(run.pgid, signal.SIGKILL)
+
+
+def process_environment(pid: int) -> bytes:
+    """Empty once the process is gone or a zombie."""
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return b""
+
+
+@pytest.mark.parametrize("tools", ["all", "no tr or grep"])
+def test_status_tells_a_killed_runner_from_a_live_one(tmp_path, tools, monkeypatch):
+    """The host ends a quiet run whose runner is gone: a device without `tr` or `grep`
+    (which prove the run's token) must still never have a live runner taken for gone."""
+    profile = profile_for(
+        make_sysfs(tmp_path / "sys"),
+        tmp_path / "spool",
+        "{command: 'sleep 30', warmup: 0, iterations: 1}",
+        "sample_interval: 20ms",
+    )
+    run = launch_locally("/bin/sh", profile, RunOptions(calibrations=1))
+    try:
+        if tools != "all":
+            bin_dir = tmp_path / "bin"
+            bin_dir.mkdir()
+            for tool in ("ls", "id", "wc", "cat", "sleep"):
+                (bin_dir / tool).symlink_to(shutil.which(tool))
+            monkeypatch.setenv("PATH", str(bin_dir))
+        wait_until(lambda: run.state() == "running", "the run starting")
+        assert run.control("status", str(run.run_dir)) == "status\trunning\talive\n"
+        os.kill(run.pgid, signal.SIGKILL)
+        wait_until(lambda: not process_environment(run.pgid), "the runner dying")
+        assert run.control("status", str(run.run_dir)) == "status\trunning\tgone\n"
+    finally:
+        if group_alive(run.pgid):
+            os.killpg(run.pgid, signal.SIGKILL)

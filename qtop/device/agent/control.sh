@@ -176,12 +176,25 @@ qtop_status() {
 	read -r qtop_state 2>/dev/null <"$1/state"
 	read -r qtop_pgid 2>/dev/null <"$1/pgid"
 	qtop_runner=gone
-	if qtop_pgid_ok "$qtop_pgid" && [ -O "/proc/$qtop_pgid" ] &&
-		tr '\0' '\n' 2>/dev/null <"/proc/$qtop_pgid/environ" |
-		grep -qxF "QTOP_RUN_TOKEN=$qtop_token"; then
+	if qtop_runner_alive "$qtop_pgid" "$qtop_token"; then
 		qtop_runner=alive
 	fi
 	qtop_record status "$qtop_state" "$qtop_runner"
+}
+
+# Is process $1 alive (not a zombie), the leader of group $1, and the run's
+# (its environment carries token $2)? Only the builtin `read` is needed to say
+# it is alive: a device without `tr` or `grep` never has a live run taken for
+# a dead one, only a reused pid (a group leader of its own) for the run's shell.
+qtop_runner_alive() {
+	qtop_pgid_ok "$1" || return 1
+	read -r qtop_line 2>/dev/null <"/proc/$1/stat" || return 1
+	qtop_line=${qtop_line##*) }
+	# shellcheck disable=SC2086 # the fields after the command name are words
+	set -- "$1" "$2" $qtop_line
+	[ "$3" != Z ] && [ "$5" = "$1" ] && [ -O "/proc/$1" ] || return 1
+	command -v tr >/dev/null 2>&1 && command -v grep >/dev/null 2>&1 || return 0
+	tr '\0' '\n' 2>/dev/null <"/proc/$1/environ" | grep -qxF "QTOP_RUN_TOKEN=$2"
 }
 
 # A completed run's directory, once the host has everything in it. Its
