@@ -343,6 +343,8 @@ class LiveSource:
                         return
                     await self._reconnect(str(exc))
             reason, detail = self._end_reason()
+            if reason == "failed":
+                self._emit(self.translator.note(f"the run failed: {detail}", "error"))
         except asyncio.CancelledError:
             raise
         except RunFailed as exc:

@@ -124,6 +124,8 @@ def _recording_text(summary: RecordingSummary) -> str:
         f"{plain(summary.source) or 'unknown source'} · {_duration(summary.duration_s)} · "
         f"{plain(summary.end_reason)}"
     )
+    if summary.end_detail:
+        lines.append(f"  ended: {plain(summary.end_detail)}")
     lines.extend(f"  warning: {plain(warning)}" for warning in summary.warnings)
     for variant in summary.variants:
         lines.extend(_latency_lines(variant))

@@ -105,6 +105,8 @@ class RecordingSummary:
     created: str
     duration_s: float
     end_reason: str
+    # Why a run that did not complete ended (the device's or qtop's words); often empty.
+    end_detail: str
     complete: bool
     variants: tuple[VariantSummary, ...]
     channels: tuple[ChannelSummary, ...]
@@ -208,6 +210,7 @@ def summarize_model(
         created=header.created if header else "",
         duration_s=model.duration_s,
         end_reason=model.end.reason if model.end else "no end line (crashed or still running)",
+        end_detail=model.end.detail if model.end else "",
         complete=model.end is not None,
         variants=tuple(variants),
         channels=channels,

@@ -232,6 +232,9 @@ async def test_a_runner_killed_from_outside_ends_the_stream_as_failed(tree, tmp_
         assert "was killed without ending the run" in end["detail"]
     # Killing the shell alone leaves its sampler and command: qtop ends them.
     assert ("got SIGTERM" in end["detail"]) == (victim != "group")
+    # The device log says it whole (the header has only the room its line leaves).
+    errors = [e["text"] for e in of_kind(events, "log") if e["level"] == "error"]
+    assert errors == [f"the run failed: {end['detail']}"]
     assert len(of_kind(events, "iteration")) >= 5
     assert of_kind(events, "sample")
     assert not group_alive(source.state.pgid)

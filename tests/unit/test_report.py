@@ -73,3 +73,17 @@ def test_headless_replay_of_a_crashed_recording_ends_with_the_summary(recordings
     out = capsys.readouterr().out
     assert "no end line (crashed or still running)" in out
     assert "measured" in out
+
+
+def test_a_run_that_failed_says_why(recordings, tmp_path, capsys):
+    lines = (recordings / "simple.jsonl").read_text().splitlines()
+    assert json.loads(lines[-1])["kind"] == "end"
+    why = "3 consecutive iterations failed"
+    lines[-1] = json.dumps({"kind": "end", "t": 1006.95, "reason": "failed", "detail": why})
+    failed = tmp_path / "failed.jsonl"
+    failed.write_text("\n".join(lines) + "\n")
+    assert main(["report", str(failed)]) == 0
+    assert f"  ended: {why}" in capsys.readouterr().out.splitlines()
+    assert main(["report", str(failed), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["end_reason"], data["end_detail"]) == ("failed", why)

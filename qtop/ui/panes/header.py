@@ -184,6 +184,10 @@ def status_chips(view: View, silent_s: float | None) -> list[Chip]:
         chips.append(("not recording", WARN))
     if view.session_error:
         chips.append((clean(view.session_error), LOUD))
+    end = model.end
+    if end is not None and end.reason != "completed" and end.detail:
+        # Last, so it takes the room the line has left; the device log holds it whole.
+        chips.append((clean(end.detail), WARN))
     return chips
 
 
