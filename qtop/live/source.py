@@ -79,6 +79,26 @@ class _Followed:
         return self.ended or (self.target is not None and self.committed >= self.target)
 
 
+def _lost_runner_detail(
+    status: control.RunStatus, outcome: control.StopOutcome, run_dir: str
+) -> str:
+    """Why a run whose shell is gone ended without an end line qtop could read."""
+    left = "" if outcome.signal == "none" else f"; what it left running got SIG{outcome.signal}"
+    if status.died:
+        return (
+            f"the run's shell on the device (process group {outcome.pgid}) was killed "
+            f"without ending the run (by the OOM killer, or a signal from outside qtop)"
+            f"{left}; everything it wrote is kept"
+        )
+    if status.state:
+        return f"the run ended ({status.state}) without an end line qtop could read{left}"
+    # Writing the state truncates the file first: a full disk leaves it empty.
+    return (
+        f"the run ended without an end line, and its state file {plain(run_dir)}/state "
+        f"is empty (is the device's disk full?){left}"
+    )
+
+
 class LiveSource:
     """A live run on a device (over SSH, or this machine) as a source of events."""
 
@@ -460,25 +480,7 @@ class LiveSource:
             for name, size in outcome.sizes.items():
                 if name in self._files:
                     self._files[name].target = size
-            left = ""
-            if outcome.signal != "none":
-                left = f"; what it left running got SIG{outcome.signal}"
-            if status.died:
-                self._runner_lost = (
-                    f"the run's shell on the device (process group {outcome.pgid}) was killed "
-                    f"without ending the run (by the OOM killer, or a signal from outside qtop)"
-                    f"{left}; everything it wrote is kept"
-                )
-            elif status.state:
-                self._runner_lost = (
-                    f"the run ended ({status.state}) without an end line qtop could read{left}"
-                )
-            else:
-                # Writing the state truncates the file first: a full disk leaves it empty.
-                self._runner_lost = (
-                    f"the run ended without an end line, and its state file {plain(run_dir)}/state "
-                    f"is empty (is the device's disk full?){left}"
-                )
+            self._runner_lost = _lost_runner_detail(status, outcome, run_dir)
             self._progress.set()
             return
 

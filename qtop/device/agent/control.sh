@@ -81,11 +81,12 @@ qtop_token_stragglers() {
 	for qtop_file in $(grep -lF -e "QTOP_RUN_TOKEN=$1" /proc/[0-9]*/environ 2>/dev/null); do
 		qtop_pid=${qtop_file#/proc/}
 		qtop_pid=${qtop_pid%/environ}
-		if ! qtop_pgid_ok "$qtop_pid" || [ "$qtop_pid" = $$ ] || [ ! -O "/proc/$qtop_pid" ]; then
+		if ! qtop_pgid_ok "$qtop_pid" || [ "$qtop_pid" = $$ ]; then
 			continue
 		fi
-		tr '\0' '\n' 2>/dev/null <"$qtop_file" | grep -qxF "QTOP_RUN_TOKEN=$1" &&
+		if qtop_carries_token "$qtop_pid" "$1"; then
 			qtop_found="$qtop_found $qtop_pid"
+		fi
 	done
 }
 
@@ -192,9 +193,9 @@ qtop_runner_alive() {
 	qtop_line=${qtop_line##*) }
 	# shellcheck disable=SC2086 # the fields after the command name are words
 	set -- "$1" "$2" $qtop_line
-	[ "$3" != Z ] && [ "$5" = "$1" ] && [ -O "/proc/$1" ] || return 1
+	[ "$3" != Z ] && [ "$3" != X ] && [ "$5" = "$1" ] && [ -O "/proc/$1" ] || return 1
 	command -v tr >/dev/null 2>&1 && command -v grep >/dev/null 2>&1 || return 0
-	tr '\0' '\n' 2>/dev/null <"/proc/$1/environ" | grep -qxF "QTOP_RUN_TOKEN=$2"
+	qtop_carries_token "$1" "$2"
 }
 
 # A completed run's directory, once the host has everything in it. Its

@@ -561,9 +561,15 @@ qtop_group_alive() {
 	[ -n "$qtop_members" ]
 }
 
-# Does a live process of group $1 belong to this user and carry the run's
-# token $2 in its environment? Only then is the group a run qtop started: a
-# recorded pgid may have been reused, or planted.
+# Does process $1 belong to this user and carry the run's token $2 in its
+# environment (exactly, as one variable)?
+qtop_carries_token() {
+	[ -O "/proc/$1" ] || return 1
+	tr '\0' '\n' 2>/dev/null <"/proc/$1/environ" | grep -qxF "QTOP_RUN_TOKEN=$2"
+}
+
+# Does a live process of group $1 carry the run's token $2? Only then is the
+# group a run qtop started: a recorded pgid may have been reused, or planted.
 qtop_group_is_run() {
 	qtop_pgid_ok "$1" || return 1
 	case $2 in
@@ -571,9 +577,7 @@ qtop_group_is_run() {
 	esac
 	qtop_scan_group "$1"
 	for qtop_pid in $qtop_members; do
-		[ -O "/proc/$qtop_pid" ] || continue
-		tr '\0' '\n' 2>/dev/null <"/proc/$qtop_pid/environ" |
-			grep -qxF "QTOP_RUN_TOKEN=$2" && return 0
+		qtop_carries_token "$qtop_pid" "$2" && return 0
 	done
 	return 1
 }
