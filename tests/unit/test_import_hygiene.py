@@ -47,3 +47,18 @@ def test_headless_commands_run_without_textual(fixtures_dir):
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_importing_qtop_prints_no_warning_of_a_dependency():
+    # Default warning filters, as a user's shell has them: cryptography 51 warns about
+    # DSA once per name asyncssh imports, which would open every command's output.
+    every_module = sorted(
+        info.name
+        for info in pkgutil.walk_packages(qtop.__path__, "qtop.")
+        if not info.name.endswith("__main__")
+    )
+    script = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\n"
+    result = subprocess.run(
+        [sys.executable, "-c", script, *every_module], capture_output=True, text=True, check=True
+    )
+    assert result.stderr == ""
