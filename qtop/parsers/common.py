@@ -366,7 +366,11 @@ def _flag_ticks(metrics: list[Metric]) -> tuple[tuple[Metric, ...], int]:
     out: list[Metric] = []
     flagged = 0
     for metric in metrics:
-        if metric.unit == "us" and not metric.caveat and metric.key in TICK_SUSPECT_KEYS:
+        if (
+            metric.unit == "us"
+            and not metric.caveat
+            and metric_key(metric.name) in TICK_SUSPECT_KEYS
+        ):
             metric = Metric(
                 name=metric.name,
                 value=metric.value,

@@ -126,6 +126,10 @@ def _complete_last_line(line: str) -> bool:
 _LINTING_FIRST = frozenset("WwOoRr")
 _NOISE_FIRST = frozenset("PpUu")
 _PREAMBLE_FIRST = frozenset("IiLlTtEeGgSs")
+# Every first character ``_structure`` looks further at (noise, underline, execute
+# header, preamble, dash heading); a line starting with none of them can still be a
+# version line (it holds a 'v') or a heading (it ends in ':').
+_STRUCTURE_FIRST = _NOISE_FIRST | _PREAMBLE_FIRST | frozenset("-E")
 
 
 def _may_start(first: str, allowed: frozenset[str]) -> bool:
@@ -151,12 +155,16 @@ class _TextParser:
             self.builder.unknown(number, line)
             return
         first = stripped[0]
-        if _may_start(first, _LINTING_FIRST) and _LINTING_START.match(stripped):
+        ascii_first = first.isascii()
+        if (first in _LINTING_FIRST or not ascii_first) and _LINTING_START.match(stripped):
             # Before headings: an empty 'Resources :' would otherwise read as one.
             if self.ops and not self._linting_fields(stripped):
                 self.builder.unknown(number, line)
             return
-        if self._structure(stripped, first):
+        # Most lines of a render are values: they skip the structure tests when none can match.
+        if (
+            first in _STRUCTURE_FIRST or not ascii_first or stripped[-1] == ":" or "v" in stripped
+        ) and self._structure(stripped, first):
             self.contributors = None
             return
         match = _VALUE_LINE.match(line) if ":" in line else None
@@ -223,12 +231,16 @@ class _TextParser:
         name, raw_value, raw_unit, tail, runtime = match.group(
             "name", "value", "unit", "tail", "runtime"
         )
-        value = matched_number(raw_value)
-        if value is None:
-            self.builder.unknown(number, match.string)
-            return
+        # Up to 18 digits is an int within any bound qtop sets: no need to ask matched_number.
+        if len(raw_value) < 19 and raw_value.isdigit():
+            value: Number | None = int(raw_value)
+        else:
+            value = matched_number(raw_value)
+            if value is None:
+                self.builder.unknown(number, match.string)
+                return
         basic = _BASIC_SOURCE.match(name) if name.startswith(("NetRun", "Backend")) else None
-        if has_op_id(name) or (
+        if ("OpId_" in name and has_op_id(name)) or (
             basic is None
             and self.execute is not None
             and name.endswith("(cycles)")
