@@ -232,13 +232,15 @@ class _TextParser:
             "name", "value", "unit", "tail", "runtime"
         )
         # Up to 18 digits is an int within any bound qtop sets: no need to ask matched_number.
+        value: Number
         if len(raw_value) < 19 and raw_value.isdigit():
-            value: Number | None = int(raw_value)
+            value = int(raw_value)
         else:
-            value = matched_number(raw_value)
-            if value is None:
+            matched = matched_number(raw_value)
+            if matched is None:
                 self.builder.unknown(number, match.string)
                 return
+            value = matched
         basic = _BASIC_SOURCE.match(name) if name.startswith(("NetRun", "Backend")) else None
         if ("OpId_" in name and has_op_id(name)) or (
             basic is None
