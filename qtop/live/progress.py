@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from qtop.analysis.pacing import live_pacing, short
-from qtop.events import Event, Link, Log, PhaseChange
-from qtop.stats.model import SessionModel
+from qtop.events import Event, Iteration, Link, Log, PhaseChange
+from qtop.stats.model import PhaseState, SessionModel
 from qtop.textsafe import plain, plain_lines
 
 TTY_REDRAW_S = 0.5
@@ -60,6 +60,38 @@ def phase_eta_s(model: SessionModel) -> float | None:
     return None
 
 
+def closing_line(
+    model: SessionModel, ended: PhaseState, end_t: float | None, counted: tuple[int, int]
+) -> str | None:
+    """How a warm-up or measurement went, once the next phase has begun (None for others).
+
+    ``counted`` is (succeeded, failed) of the phase's iterations up to the change, as
+    the printer counted them in order: the model may already hold later events of the
+    same batch. Between two status lines a short phase would otherwise leave only its
+    first line, taken before any iteration had arrived. An interleaved variant's block
+    closes with the variant's count so far: the iterations of earlier blocks are in it.
+    """
+    if ended.phase not in ("warmup", "measure"):
+        return None
+    name = plain(ended.phase) + (f" [{plain(ended.variant)}]" if ended.variant else "")
+    succeeded, failed = counted
+    block = ended.note.startswith("block ")
+    head = (
+        f"{name} {plain(ended.note) + ' ' if block else ''}ended: {succeeded + failed} iterations"
+    )
+    if block:
+        head += " so far"
+    elif ended.started_t is not None and end_t is not None:
+        head += f" in {_duration(end_t - ended.started_t)}"
+    parts = [head]
+    stats = model.latency_stats(ended.phase, ended.variant)
+    if stats.count:
+        parts.append(f"p50 {stats.quantiles((0.5,))[0.5] * 1000:.3g} ms")
+    if failed:
+        parts.append(f"{failed} failed")
+    return ", ".join(parts)
+
+
 def status_line(model: SessionModel) -> str:
     """One line: where the run is and how long is left."""
     phase = model.phase
@@ -86,7 +118,9 @@ def status_line(model: SessionModel) -> str:
         pacing = live_pacing(model, phase.phase, phase.variant)
         if pacing is not None:
             parts.append(short(pacing))
-    elif elapsed is not None:
+    elif elapsed is not None and phase.phase != "done":
+        # Time spent in "done" says nothing; how the measured phases went is their
+        # closing line (``ProgressPrinter``).
         parts.append(f"elapsed {_duration(elapsed)}")
     if model.link.state in ("disconnected", "reconnecting"):
         parts.append(f"link {plain(model.link.state)}")
@@ -102,6 +136,10 @@ class ProgressPrinter:
         self.tty = tty
         self._last_print = 0.0
         self._line_open = False
+        # The phase the last PhaseChange began: its closing line is printed at the next.
+        self._phase: PhaseState | None = None
+        # Iterations seen so far per (phase, variant): [succeeded, failed].
+        self._counted: dict[tuple[str, str], list[int]] = {}
 
     def __call__(self, batch: Sequence[Event]) -> None:
         for event in batch:
@@ -113,6 +151,10 @@ class ProgressPrinter:
             self._status(now)
 
     def _message(self, event: Event) -> str | None:
+        if isinstance(event, Iteration):
+            counts = self._counted.setdefault((event.phase, event.variant), [0, 0])
+            counts[event.exit_status != 0] += 1
+            return None
         if isinstance(event, PhaseChange):
             plan = ""
             if event.planned_iterations:
@@ -121,7 +163,18 @@ class ProgressPrinter:
                 plan = f": {_duration(event.planned_duration_s)}"
             variant = f" [{plain(event.variant)}]" if event.variant else ""
             note = f" ({plain(event.note)})" if event.note else ""
-            return f"phase {plain(event.phase)}{variant}{plan}{note}"
+            line = f"phase {plain(event.phase)}{variant}{plan}{note}"
+            ended, self._phase = (
+                self._phase,
+                PhaseState(
+                    phase=event.phase, variant=event.variant, started_t=event.t, note=event.note
+                ),
+            )
+            closing = None
+            if ended is not None:
+                counted = self._counted.get((ended.phase, ended.variant), [0, 0])
+                closing = closing_line(self.model, ended, event.t, (counted[0], counted[1]))
+            return f"{closing}\n{line}" if closing else line
         if isinstance(event, Link):
             if event.state == "gap":
                 span = ""
