@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -138,8 +139,8 @@ class ProgressPrinter:
         self._line_open = False
         # The phase the last PhaseChange began: its closing line is printed at the next.
         self._phase: PhaseState | None = None
-        # Iterations seen so far per (phase, variant): [succeeded, failed].
-        self._counted: dict[tuple[str, str], list[int]] = {}
+        # Iterations seen so far per (phase, variant, failed).
+        self._counted: Counter[tuple[str, str, bool]] = Counter()
 
     def __call__(self, batch: Sequence[Event]) -> None:
         for event in batch:
@@ -152,8 +153,7 @@ class ProgressPrinter:
 
     def _message(self, event: Event) -> str | None:
         if isinstance(event, Iteration):
-            counts = self._counted.setdefault((event.phase, event.variant), [0, 0])
-            counts[event.exit_status != 0] += 1
+            self._counted[event.phase, event.variant, event.exit_status != 0] += 1
             return None
         if isinstance(event, PhaseChange):
             plan = ""
@@ -164,16 +164,16 @@ class ProgressPrinter:
             variant = f" [{plain(event.variant)}]" if event.variant else ""
             note = f" ({plain(event.note)})" if event.note else ""
             line = f"phase {plain(event.phase)}{variant}{plan}{note}"
-            ended, self._phase = (
-                self._phase,
-                PhaseState(
-                    phase=event.phase, variant=event.variant, started_t=event.t, note=event.note
-                ),
-            )
             closing = None
-            if ended is not None:
-                counted = self._counted.get((ended.phase, ended.variant), [0, 0])
-                closing = closing_line(self.model, ended, event.t, (counted[0], counted[1]))
+            if (ended := self._phase) is not None:
+                counted = (
+                    self._counted[ended.phase, ended.variant, False],
+                    self._counted[ended.phase, ended.variant, True],
+                )
+                closing = closing_line(self.model, ended, event.t, counted)
+            self._phase = PhaseState(
+                phase=event.phase, variant=event.variant, started_t=event.t, note=event.note
+            )
             return f"{closing}\n{line}" if closing else line
         if isinstance(event, Link):
             if event.state == "gap":

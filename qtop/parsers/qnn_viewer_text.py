@@ -242,7 +242,7 @@ class _TextParser:
                 return
             value = matched
         basic = _BASIC_SOURCE.match(name) if name.startswith(("NetRun", "Backend")) else None
-        if ("OpId_" in name and has_op_id(name)) or (
+        if has_op_id(name) or (
             basic is None
             and self.execute is not None
             and name.endswith("(cycles)")
